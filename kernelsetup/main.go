@@ -1,0 +1,210 @@
+// Command kernelsetup makes a machine ready to run the chapter's notebooks: it installs GoNB v0.11.1, goimports and
+// gopls, registers the GoNB kernel with Jupyter, and checks that Jupyter (with nbconvert and nbclient) is there.
+//
+//	go run ./kernelsetup                  # install the Go tools, register the kernel, check Jupyter
+//	go run ./kernelsetup -install-jupyter # also install Jupyter with apt-get when it is missing (Debian, as root)
+//	go run ./kernelsetup -n               # print what would be done
+//
+// It is idempotent: what is present at the right version is skipped. Every failure is one line on stderr and a
+// non-zero exit.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+func main() {
+	installJupyter := flag.Bool("install-jupyter", false,
+		"install Jupyter with apt-get when it is missing (packages: "+aptPackages+")")
+	dryRun := flag.Bool("n", false, "print the planned steps and exit")
+	flag.Parse()
+	if err := run(*installJupyter, *dryRun); err != nil {
+		fmt.Fprintln(os.Stderr, "kernelsetup:", err)
+		os.Exit(1)
+	}
+}
+
+func run(installJupyter, dryRun bool) error {
+	gobin, err := goBin()
+	if err != nil {
+		return err
+	}
+	// The tools run by `gonb --install` and by the kernel must be found on PATH.
+	userPath := os.Getenv("PATH")
+	os.Setenv("PATH", gobin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cacheDir, err := os.UserCacheDir()
+	if err != nil {
+		return fmt.Errorf("no user cache directory for GoNB's log: %w", err)
+	}
+	logFile := filepath.Join(cacheDir, "gonb", "gonb.log")
+	gonbPath := filepath.Join(gobin, "gonb")
+
+	s := probe(gobin)
+	steps := plan(s, gonbPath, logFile, installJupyter)
+	if dryRun {
+		for _, st := range steps {
+			fmt.Printf("would %s: %s\n", st.Name, describe(st))
+		}
+		if len(steps) == 0 {
+			fmt.Println("nothing to do")
+		}
+		return nil
+	}
+	report(s.GonbVersion == gonbVersion, "gonb "+gonbVersion)
+	report(s.GoimportsVersion == toolsVersion, "goimports "+toolsVersion)
+	report(s.GoplsVersion == goplsVersion, "gopls "+goplsVersion)
+	for _, st := range steps {
+		if st.Kind == runCmds && st.Cmds[0][0] == "apt-get" && !s.Root {
+			return fmt.Errorf("installing Jupyter needs root: run `sudo apt-get install -y %s`, then rerun "+
+				"`go run ./kernelsetup`", aptPackages)
+		}
+		start := time.Now()
+		if err := execute(st, logFile); err != nil {
+			return fmt.Errorf("%s: %w", st.Name, err)
+		}
+		fmt.Printf("%-32s done (%.1fs)\n", st.Name, time.Since(start).Seconds())
+	}
+
+	// Check the result, including Jupyter, which may have just been installed.
+	s = probe(gobin)
+	if s.GonbVersion != gonbVersion || s.GoimportsVersion != toolsVersion || s.GoplsVersion != goplsVersion {
+		return fmt.Errorf("after installing, %s has gonb %q, goimports %q, gopls %q (is GOBIN writable?)",
+			gobin, s.GonbVersion, s.GoimportsVersion, s.GoplsVersion)
+	}
+	if !slices.Equal(s.KernelArgv, wantKernelArgv(gonbPath, logFile)) {
+		return fmt.Errorf("kernel spec in %s is not the one written", kernelDir())
+	}
+	report(true, "kernel gonb in "+kernelDir())
+	if !s.jupyterOK() {
+		return errors.New(jupyterHelp(s))
+	}
+	out, err := exec.Command(s.Jupyter, "kernelspec", "list").Output()
+	if err != nil || !strings.Contains(string(out), kernelDir()) {
+		return fmt.Errorf("`%s kernelspec list` does not list %s (JUPYTER_DATA_DIR differs?)", s.Jupyter, kernelDir())
+	}
+	report(true, fmt.Sprintf("jupyter %s (python %s with %s)", s.Jupyter, s.JupyterPython,
+		strings.Join(pythonModules, ", ")))
+	if !onPath(gobin, userPath) {
+		fmt.Printf("note: add %s to PATH so Jupyter finds gonb and goimports: export PATH=\"%s:$PATH\"\n", gobin, gobin)
+	}
+	fmt.Printf("ready; GoNB logs go to %s\n", logFile)
+	return nil
+}
+
+// report prints one line for a component that was found ready before any step ran.
+func report(ok bool, what string) {
+	if ok {
+		fmt.Printf("%-32s ok\n", what)
+	}
+}
+
+// goBin returns the directory `go install` writes to.
+func goBin() (string, error) {
+	out, err := exec.Command("go", "env", "GOBIN", "GOPATH").Output()
+	if err != nil {
+		return "", fmt.Errorf("`go env` failed (is Go installed and on PATH?): %v", err)
+	}
+	lines := strings.Split(string(out), "\n") // GOBIN's line is empty when it is unset
+	if len(lines) > 0 && strings.TrimSpace(lines[0]) != "" {
+		return strings.TrimSpace(lines[0]), nil
+	}
+	if len(lines) < 2 || strings.TrimSpace(lines[1]) == "" {
+		return "", errors.New("`go env GOPATH` is empty")
+	}
+	return filepath.Join(filepath.SplitList(strings.TrimSpace(lines[1]))[0], "bin"), nil
+}
+
+func onPath(dir, path string) bool {
+	for _, d := range filepath.SplitList(path) {
+		if filepath.Clean(d) == filepath.Clean(dir) {
+			return true
+		}
+	}
+	return false
+}
+
+func describe(st step) string {
+	var cmds []string
+	for _, c := range st.Cmds {
+		cmds = append(cmds, strings.Join(c, " "))
+	}
+	s := strings.Join(cmds, " && ")
+	if st.Kind == runInTmpMod {
+		s = "(in a temporary module) " + s
+	}
+	if st.Kind == writeKernel {
+		s += ", then set kernel.json argv to log to a file"
+	}
+	return s
+}
+
+// execute carries out one step, returning an error that names the failing command and ends with its last output.
+func execute(st step, logFile string) error {
+	dir := ""
+	if st.Kind == runInTmpMod {
+		tmp, err := os.MkdirTemp("", "kernelsetup-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	for _, c := range st.Cmds {
+		cmd := exec.Command(c[0], c[1:]...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), st.Env...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("`%s` failed (%v)%s", strings.Join(c, " "), err, tail(out.String(), 3))
+		}
+	}
+	if st.Kind == writeKernel {
+		return setKernelArgv(wantKernelArgv(st.Cmds[0][0], logFile), logFile)
+	}
+	return nil
+}
+
+// setKernelArgv rewrites the argv of the registered kernel (GoNB's --install only forwards a few flags).
+func setKernelArgv(argv []string, logFile string) error {
+	if err := os.MkdirAll(filepath.Dir(logFile), 0o755); err != nil {
+		return err
+	}
+	spec, err := readKernelSpec()
+	if err != nil {
+		return fmt.Errorf("read kernel.json written by gonb: %w", err)
+	}
+	spec["argv"] = argv
+	data, err := json.MarshalIndent(spec, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(kernelDir(), "kernel.json"), append(data, '\n'), 0o644)
+}
+
+// tail returns the last n non-empty lines of out, each on its own indented line, for error messages.
+func tail(out string, n int) string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return ":\n    " + strings.Join(lines, "\n    ")
+}

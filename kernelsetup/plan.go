@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bufio"
+	"slices"
+	"strings"
+)
+
+// Pinned versions. GoNB v0.11.1 is the only version the module proxy serves; gopls v0.24 needs Go 1.27;
+// golang.org/x/tools v0.47.0 is the release gopls v0.23.0 is built against and needs only Go 1.25.
+const (
+	gonbModule     = "github.com/janpfeifer/gonb"
+	gonbVersion    = "v0.11.1"
+	toolsModule    = "golang.org/x/tools"
+	toolsVersion   = "v0.47.0"
+	goplsModule    = "golang.org/x/tools/gopls"
+	goplsVersion   = "v0.23.0"
+	goimportsPkg   = "golang.org/x/tools/cmd/goimports"
+	aptPackages    = "jupyter-notebook python3-nbclient jupyter-nbconvert python3-ipykernel jupyter-client"
+	pipPackages    = "notebook nbconvert nbclient ipykernel jupyter_client"
+	aptLockTimeout = "DPkg::Lock::Timeout=600"
+	wrapperModule  = "kernelsetup.invalid/gonbwrapper"
+)
+
+// pythonModules are the modules the harness needs from the Python that owns jupyter.
+var pythonModules = []string{"nbconvert", "nbclient", "jupyter_client"}
+
+// state is what probing the machine found. Empty strings mean "absent".
+type state struct {
+	GonbVersion      string   // module version recorded in the gonb binary
+	GoimportsVersion string   // golang.org/x/tools version recorded in goimports
+	GoplsVersion     string   // gopls module version
+	KernelArgv       []string // argv of the registered gonb kernel.json; nil if none
+	Jupyter          string   // path of the jupyter command
+	JupyterPython    string   // interpreter named in jupyter's shebang
+	Kernelspec       bool     // `jupyter kernelspec list` works
+	MissingModules   []string // of pythonModules, those the jupyter python cannot import
+	HaveApt          bool     // apt-get is available
+	Root             bool     // running as root
+}
+
+// jupyterOK reports whether Jupyter is complete enough for the harness.
+func (s state) jupyterOK() bool {
+	return s.Jupyter != "" && s.Kernelspec && len(s.MissingModules) == 0
+}
+
+// stepKind says how a step is carried out.
+type stepKind int
+
+const (
+	runCmds     stepKind = iota // run Cmds in order in the current directory
+	runInTmpMod                 // run Cmds in order inside a fresh temporary directory
+	writeKernel                 // run Cmds, then rewrite kernel.json's argv to the wanted one
+)
+
+// step is one planned action: a one-line description and the commands that carry it out.
+type step struct {
+	Name string
+	Kind stepKind
+	Cmds [][]string
+	Env  []string // extra environment, KEY=VALUE
+}
+
+// wantKernelArgv is the argv the registered kernel must have: raw text errors (so compile errors carry the
+// compiler's message) and logs to a file instead of stderr (errors still reach stderr).
+func wantKernelArgv(gonbPath, logFile string) []string {
+	return []string{gonbPath, "--kernel", "{connection_file}", "--raw_error", "--logtostderr=false",
+		"--log_file=" + logFile}
+}
+
+// plan returns the steps that bring the machine from s to the wanted setup, skipping what is already present.
+// installJupyter asks for Jupyter to be installed with apt-get when it is missing.
+func plan(s state, gonbPath, logFile string, installJupyter bool) []step {
+	var steps []step
+	if s.GonbVersion != gonbVersion {
+		// `go install module@version` fails for gonb (the proxy refuses the version list it consults), so build
+		// it from a throwaway module that requires the exact version.
+		steps = append(steps, step{
+			Name: "install gonb " + gonbVersion,
+			Kind: runInTmpMod,
+			Env:  []string{"GOWORK=off", "GOFLAGS=-mod=mod"},
+			Cmds: [][]string{
+				{"go", "mod", "init", wrapperModule},
+				{"go", "get", gonbModule + "@" + gonbVersion},
+				{"go", "install", gonbModule},
+			},
+		})
+	}
+	if s.GoimportsVersion != toolsVersion {
+		steps = append(steps, step{Name: "install goimports " + toolsVersion, Kind: runCmds, Env: []string{"GOWORK=off"},
+			Cmds: [][]string{{"go", "install", goimportsPkg + "@" + toolsVersion}}})
+	}
+	if s.GoplsVersion != goplsVersion {
+		steps = append(steps, step{Name: "install gopls " + goplsVersion, Kind: runCmds, Env: []string{"GOWORK=off"},
+			Cmds: [][]string{{"go", "install", goplsModule + "@" + goplsVersion}}})
+	}
+	if len(steps) > 0 || !slices.Equal(s.KernelArgv, wantKernelArgv(gonbPath, logFile)) {
+		steps = append(steps, step{Name: "register the gonb kernel", Kind: writeKernel,
+			Cmds: [][]string{{gonbPath, "--install", "--raw_error"}}})
+	}
+	if !s.jupyterOK() && installJupyter {
+		steps = append(steps, step{
+			Name: "install Jupyter with apt-get",
+			Kind: runCmds,
+			Env:  []string{"DEBIAN_FRONTEND=noninteractive"},
+			Cmds: [][]string{
+				{"apt-get", "-o", aptLockTimeout, "update"},
+				append([]string{"apt-get", "install", "-y", "--no-install-recommends", "-o", aptLockTimeout},
+					strings.Fields(aptPackages)...),
+			},
+		})
+	}
+	return steps
+}
+
+// jupyterHelp is what to print when Jupyter is missing or incomplete and was not asked to be installed.
+func jupyterHelp(s state) string {
+	var what string
+	switch {
+	case s.Jupyter == "":
+		what = "jupyter not found"
+	case !s.Kernelspec:
+		what = "`jupyter kernelspec` does not work (package jupyter-client missing?)"
+	default:
+		what = s.JupyterPython + " cannot import " + strings.Join(s.MissingModules, ", ")
+	}
+	how := "run `go run ./kernelsetup -install-jupyter` (as root, Debian/Ubuntu: apt-get install -y " + aptPackages +
+		") or `pip install " + pipPackages + "`"
+	if !s.HaveApt {
+		how = "run `pip install " + pipPackages + "` (or your system's Jupyter packages)"
+	}
+	return what + ": " + how
+}
+
+// moduleVersion returns the version of module mod recorded in the output of `go version -m BINARY`, looking at the
+// main module ("mod" line) and the dependencies ("dep" lines, possibly replaced by a "=>" line). "" if absent.
+func moduleVersion(goVersionM, mod string) string {
+	sc := bufio.NewScanner(strings.NewReader(goVersionM))
+	version := ""
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 2 {
+			continue
+		}
+		switch f[0] {
+		case "mod", "dep":
+			if f[1] == mod && len(f) >= 3 {
+				version = f[2]
+			} else if version != "" {
+				return version
+			}
+		case "=>":
+			if version != "" && len(f) >= 3 {
+				return f[2]
+			}
+		}
+	}
+	return version
+}
+
+// shebangInterpreter returns the interpreter of a script's first line: "#!/usr/bin/python3" gives
+// "/usr/bin/python3", "#!/usr/bin/env python3" gives "python3". "" if the line is not a shebang.
+func shebangInterpreter(firstLine string) string {
+	line, ok := strings.CutPrefix(strings.TrimSpace(firstLine), "#!")
+	if !ok {
+		return ""
+	}
+	f := strings.Fields(line)
+	if len(f) == 0 {
+		return ""
+	}
+	if strings.HasSuffix(f[0], "/env") {
+		for _, a := range f[1:] {
+			if !strings.HasPrefix(a, "-") && !strings.Contains(a, "=") {
+				return a
+			}
+		}
+		return ""
+	}
+	return f[0]
+}

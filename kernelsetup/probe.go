@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// binVersion returns the version of module mod recorded in binary path, or "" if the binary is absent.
+func binVersion(path, mod string) string {
+	if _, err := os.Stat(path); err != nil {
+		return ""
+	}
+	out, err := exec.Command("go", "version", "-m", path).Output()
+	if err != nil {
+		return ""
+	}
+	return moduleVersion(string(out), mod)
+}
+
+// kernelDir is where `gonb --install` writes its kernel spec (it follows JUPYTER_DATA_DIR like GoNB does).
+func kernelDir() string {
+	dir := os.Getenv("JUPYTER_DATA_DIR")
+	if dir == "" {
+		home, _ := os.UserHomeDir()
+		if runtime.GOOS == "darwin" {
+			dir = filepath.Join(home, "Library", "Jupyter")
+		} else {
+			dir = filepath.Join(home, ".local", "share", "jupyter")
+		}
+	}
+	return filepath.Join(dir, "kernels", "gonb")
+}
+
+// kernelSpec is the part of kernel.json we read and rewrite; other fields are kept as they are.
+type kernelSpec map[string]any
+
+func readKernelSpec() (kernelSpec, error) {
+	data, err := os.ReadFile(filepath.Join(kernelDir(), "kernel.json"))
+	if err != nil {
+		return nil, err
+	}
+	var spec kernelSpec
+	return spec, json.Unmarshal(data, &spec)
+}
+
+func (k kernelSpec) argv() []string {
+	raw, _ := k["argv"].([]any)
+	var argv []string
+	for _, a := range raw {
+		s, _ := a.(string)
+		argv = append(argv, s)
+	}
+	return argv
+}
+
+// findJupyter returns the jupyter command: $AGENTRL_JUPYTER, else /usr/bin/jupyter (Debian's, whose python has the
+// modules; a `jupyter` earlier on PATH may be a pyenv shim without them), else the one on PATH.
+func findJupyter() string {
+	if p := os.Getenv("AGENTRL_JUPYTER"); p != "" {
+		return p
+	}
+	if _, err := os.Stat("/usr/bin/jupyter"); err == nil {
+		return "/usr/bin/jupyter"
+	}
+	p, _ := exec.LookPath("jupyter")
+	return p
+}
+
+// probe inspects the machine. gobin is where `go install` puts binaries.
+func probe(gobin string) state {
+	s := state{
+		GonbVersion:      binVersion(filepath.Join(gobin, "gonb"), gonbModule),
+		GoimportsVersion: binVersion(filepath.Join(gobin, "goimports"), toolsModule),
+		GoplsVersion:     binVersion(filepath.Join(gobin, "gopls"), goplsModule),
+		Root:             os.Geteuid() == 0,
+	}
+	if spec, err := readKernelSpec(); err == nil {
+		s.KernelArgv = spec.argv()
+	}
+	_, err := exec.LookPath("apt-get")
+	s.HaveApt = err == nil
+	s.Jupyter = findJupyter()
+	if s.Jupyter == "" {
+		return s
+	}
+	s.Kernelspec = exec.Command(s.Jupyter, "kernelspec", "list").Run() == nil
+	s.JupyterPython = jupyterPython(s.Jupyter)
+	for _, m := range pythonModules {
+		if s.JupyterPython == "" || exec.Command(s.JupyterPython, "-c", "import "+m).Run() != nil {
+			s.MissingModules = append(s.MissingModules, m)
+		}
+	}
+	return s
+}
+
+// jupyterPython returns the interpreter that runs the jupyter script (from its shebang), resolved on PATH.
+func jupyterPython(jupyter string) string {
+	f, err := os.Open(jupyter)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	py := shebangInterpreter(line)
+	if py == "" {
+		return ""
+	}
+	if !strings.Contains(py, "/") {
+		py, _ = exec.LookPath(py)
+	}
+	return py
+}
