@@ -1,0 +1,81 @@
+// Package agentrl is the Go port of the book's `arl` library for Chapter 12 (multi-turn agents): the BugFix gym
+// (tasks, tokenizer, environments, episodes and trajectories) and the RL training code built on it.
+//
+// # The BugFix gym
+//
+// A task is a one-function program in a tiny Python-like language (see RunProgram) with one injected bug, and an
+// issue that says what the function should compute, never what is wrong:
+//
+//	issue:  tally should sum squares above 5
+//	source: def tally ( vals ) : / total = 1 / for v in vals : / if v > 5 : / total = total + v * v / return total
+//
+// Every program has the same five repair sites, and each repair op (Ops) toggles one of them between its correct
+// and its buggy form: fix_comparison (> and < are correct, >= and <= the bug), fix_off_by_one (a loop over
+// "xs [ 1 : ]" skips the first item), fix_init (the accumulator starts at 1), fix_operator (the update subtracts)
+// and fix_return ("return 0"). The bug is visible in the source as a local cue (InferOp), not in the issue, so a
+// policy must read before it can do better than the blind ceiling of 0.200 on the held-out tasks; applying the wrong
+// op adds a second bug, and hidden tests, run by a small interpreter, decide the verdict.
+//
+// An episode is a token sequence. The policy writes calls, the env answers with observations:
+//
+//	<bos> | tally should sum squares above 5 | <call> read </call> | <obs> def tally ( vals ) : <nl> ... </obs> |
+//	<call> edit fix_init </call> | <obs> edit applied </obs> | <call> submit </call>
+//
+// with owners template | prompt | policy | template tool template | ... (Owner); only policy tokens are actions.
+// Calls: read (the compact source, about 31 tokens), edit OP ("edit applied"), test ("passed k of n" on the visible
+// tests) and submit (ends the episode, graded by the hidden tests). A malformed call, an unknown tool or op gets an
+// error observation, costs a turn and counts in Info.NInvalid; an edit beyond the budget is refused the same way
+// but is not invalid.
+//
+// # One-hop naming: arl name → Go name (gym)
+//
+// BEGIN gym naming table
+//
+//	arl.make_tasks(split)                      MakeTasks(split) ([]Task, error); splits SplitTrain, SplitHeldout, SplitAll
+//	Task (dataclass), dataclasses.replace      Task (a value: copy and assign)
+//	task.issue, task.source                    Task.Issue, Task.Source (also Task.Op, Task.Kind, Task.Visible, Task.Hidden)
+//	arl.build_tokenizer(tasks)                 BuildTokenizer(tasks) *Tokenizer
+//	tok.pad_id, tok.call_end_id, tok.stoi      Tokenizer.PadID, Tokenizer.CallEndID, Tokenizer.Stoi
+//	tok.stoi['<nl>']                           Tokenizer.NewlineID (== Stoi[TokNewline])
+//	tok.encode / tok.decode                    Tokenizer.Encode, Tokenizer.Decode, Tokenizer.EncodeCall
+//	arl.randomize_names(task, rng)             RandomizeNames(task, rng *rand.Rand) Task
+//	random.Random(seed)                        NewRNG(seed uint64) *rand.Rand
+//	arl.compact_source(source)                 CompactSource(source)
+//	arl.infer_op(source)                       InferOp(source) (string, error)
+//	(the repair ops)                           Ops; OpComparison, OpOffByOne, OpInit, OpOperator, OpReturn; ApplyOp
+//	arl.make_reward(kind, step_penalty=..,     MakeReward(kind, RewardOptions{StepPenalty, WrongSubmit, InvalidPenalty})
+//	    wrong_submit=.., invalid_penalty=..)
+//	reward='hidden'                            RewardHidden; HiddenReward
+//	info dict                                  Info{Submitted, HiddenPass, NInvalid, NTurns, NReads, NTests, NEdits, Stop}
+//	info['stop'] values                        StopSubmitted, StopMaxTurns, StopTruncated, StopInvalid
+//	env.reset / env.step                       Env.Reset(task) string, Env.Step(action) (obs, reward, done, info)
+//	(end an episode from outside)              Env.Stop(reason) (reward, info)
+//	arl.EditBudgetEnv(max_turns, reward,       NewEditBudgetEnv(maxTurns, reward, maxEdits) (*EditBudgetEnv, error)
+//	    max_edits)
+//	env.done, env.n_invalid, env.reward_fn     EditBudgetEnv.Done, EditBudgetEnv.NInvalid, EditBudgetEnv.Reward
+//	env.final_info(submitted)                  EditBudgetEnv.FinalInfo(submitted)
+//	EarlyStopEnv (#@save)                      EarlyStopEnv (chapter.go), NewEarlyStopEnv
+//	single_turn (#@save)                       SingleTurn (chapter.go)
+//	MixedTurnEnv (#@save)                      MixedTurnEnv (chapter.go), NewMixedTurnEnv
+//	arl.LoggedEnv(env, log)                    LoggedEnv{Env: env, Log: &log}
+//	arl.log_by_step(history, log)              LogByStep(episodesPerStep []int, log []Info)
+//	arl.OWNER                                  Owner; OwnerTemplate, OwnerPrompt, OwnerPolicy, OwnerTool; OwnerNames
+//	arl.MAX_CALL_TOKENS                        MaxCallTokens (8)
+//	getattr(model, 'max_len', 256)             ContextLen (256)
+//	arl.Episode(env, task, tok, max_turns,     NewEpisode(env, task, tok, maxTurns, maxLen) *Episode
+//	    max_len)
+//	e.ids, e.owner, e.turn, e.actions, e.done  Episode.IDs, Episode.Owner, Episode.Turn, Episode.Actions, Episode.Done
+//	e.act(call_ids, call_logps)                Episode.Act(call, logp)
+//	arl.make_trajectory(e)                     MakeTrajectory(e) Trajectory
+//	arl.Trajectory(ids, action_mask, logp,     Trajectory{IDs, ActionMask, Logp, Reward, Info, Turn, Owner}
+//	    reward, info, turn=, owner=)
+//	arl.collate(trajs, pad_id)                 Collate(trajs, padID) Batch
+//	batch['ids'], ['action_mask'],             Batch.IDs, Batch.ActionMask, Batch.TurnIDs, Batch.Rewards (row-major,
+//	    ['turn_ids'], ['rewards']                  also Batch.Logp and Batch.Owner)
+//	arl.pad_rows(rows, length, value)          PadRows(rows, width, pad) []int32
+//	arl.behavior_stats(trajs)                  BehaviorStats(trajs) Stats; InfoStats(infos) for env logs
+//	context_view (#@save)                      ContextView(ids, owner, turn, k, keepObs) (chapter.go; keepObs < 0 is None)
+//	(the call grammar)                         CallText(tool, args...), ParseCall(text); ToolRead, ToolEdit, ToolTest, ToolSubmit
+//
+// END gym naming table
+package agentrl

@@ -1,0 +1,124 @@
+package agentrl
+
+// Owner says who produced a token (arl.OWNER): only policy tokens are actions.
+type Owner int8
+
+// Owner codes, in the book's order.
+const (
+	OwnerTemplate Owner = iota // <bos>, <obs>, </obs>
+	OwnerPrompt                // the issue
+	OwnerPolicy                // the calls, <call> and </call> included
+	OwnerTool                  // observation text
+)
+
+// OwnerNames are the book's names of the owner codes, indexed by Owner.
+var OwnerNames = [...]string{"template", "prompt", "policy", "tool"}
+
+// String returns the book's name of the owner.
+func (o Owner) String() string {
+	if o >= 0 && int(o) < len(OwnerNames) {
+		return OwnerNames[o]
+	}
+	return "none"
+}
+
+// MaxCallTokens is arl.MAX_CALL_TOKENS: a call ends at </call> or when it reaches this many tokens.
+const MaxCallTokens = 8
+
+// ContextLen is TinyAgent's context length, the default max length of an episode.
+const ContextLen = 256
+
+// Episode is arl.Episode, the incremental token record of one episode: every token with its owner, its turn (the
+// index of the call it belongs to; prompt tokens are turn 0, tool tokens carry the turn of the call that produced
+// them) and its sampling log-prob (0 except on policy tokens).
+//
+// Layout: <bos> (template) issue (prompt), then per call: the call (policy), and unless the episode ended,
+// <obs> (template) observation (tool) </obs> (template). The episode never exceeds MaxLen tokens: when an
+// observation plus the next call (MaxCallTokens) would not fit, the observation is dropped and the episode ends
+// through Env.Stop(StopTruncated).
+type Episode struct {
+	Env      Env
+	Task     Task
+	Tok      *Tokenizer
+	MaxTurns int // safety cap; the env's own budget ends the episode first
+	MaxLen   int
+	IDs      []int32
+	Owner    []Owner
+	Turn     []int32
+	Logp     []float32
+	Actions  [][]int32 // the calls made; len(Actions) is the index of the next call
+	Done     bool
+	Reward   float64
+	Info     Info
+	Obs      []string // observation text of each call ("" when the episode ended on it)
+}
+
+// NewEpisode is arl.Episode(env, task, tok, max_turns, max_len): it resets env with task and writes <bos> and the
+// prompt.
+func NewEpisode(env Env, task Task, tok *Tokenizer, maxTurns, maxLen int) *Episode {
+	e := &Episode{Env: env, Task: task, Tok: tok, MaxTurns: maxTurns, MaxLen: maxLen}
+	prompt := env.Reset(task)
+	e.push([]int32{tok.BosID}, OwnerTemplate, 0, nil)
+	e.push(tok.Encode(prompt), OwnerPrompt, 0, nil)
+	if len(e.IDs)+MaxCallTokens > maxLen {
+		e.finish(env.Stop(StopTruncated))
+	}
+	return e
+}
+
+func (e *Episode) push(ids []int32, o Owner, turn int, logp []float32) {
+	for i, id := range ids {
+		e.IDs = append(e.IDs, id)
+		e.Owner = append(e.Owner, o)
+		e.Turn = append(e.Turn, int32(turn))
+		lp := float32(0)
+		if i < len(logp) {
+			lp = logp[i]
+		}
+		e.Logp = append(e.Logp, lp)
+	}
+}
+
+func (e *Episode) finish(reward float64, info Info) {
+	e.Done, e.Reward, e.Info = true, reward, info
+}
+
+// Act is Episode.act: it appends the call's tokens (policy, with their sampling log-probs), sends the decoded call
+// to the env and appends the observation, or ends the episode (env done, turn cap, or truncation). Acting on a
+// finished episode does nothing.
+func (e *Episode) Act(call []int32, logp []float32) {
+	if e.Done {
+		return
+	}
+	k := len(e.Actions)
+	e.Actions = append(e.Actions, append([]int32(nil), call...))
+	e.push(call, OwnerPolicy, k, logp)
+	obs, reward, done, info := e.Env.Step(e.Tok.Decode(call))
+	if done {
+		e.Obs = append(e.Obs, "")
+		e.finish(reward, info)
+		return
+	}
+	obsIDs := e.Tok.Encode(obs)
+	switch {
+	case len(e.Actions) >= e.MaxTurns:
+		e.Obs = append(e.Obs, "")
+		e.finish(e.Env.Stop(StopMaxTurns))
+	case len(e.IDs)+len(obsIDs)+2+MaxCallTokens > e.MaxLen:
+		e.Obs = append(e.Obs, "")
+		e.finish(e.Env.Stop(StopTruncated))
+	default:
+		e.Obs = append(e.Obs, obs)
+		e.push([]int32{e.Tok.ObsStartID}, OwnerTemplate, k, nil)
+		e.push(obsIDs, OwnerTool, k, nil)
+		e.push([]int32{e.Tok.ObsEndID}, OwnerTemplate, k, nil)
+	}
+}
+
+// LastObs is the observation text of the last call ("" before the first call or when the episode ended on it).
+func (e *Episode) LastObs() string {
+	if len(e.Obs) == 0 {
+		return ""
+	}
+	return e.Obs[len(e.Obs)-1]
+}

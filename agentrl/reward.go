@@ -1,0 +1,67 @@
+package agentrl
+
+import "fmt"
+
+// Stop reasons of Info.Stop.
+const (
+	StopSubmitted = "submitted" // the policy submitted (or MixedTurnEnv graded a single-turn task)
+	StopMaxTurns  = "max_turns" // the turn budget ran out
+	StopTruncated = "truncated" // the next call would not fit in the context (set through Env.Stop by Episode)
+	StopInvalid   = "invalid"   // EarlyStopEnv ended the episode after too many malformed calls
+)
+
+// Info is the terminal info of an episode (the book's info dict).
+type Info struct {
+	Submitted  bool   // info['submitted']: ended by a graded submission
+	HiddenPass bool   // info['hidden_pass']: the final source passes the hidden tests
+	NInvalid   int    // info['n_invalid']: malformed or unknown calls
+	NTurns     int    // info['n_turns']: all calls, including malformed and refused ones
+	NReads     int    // read calls
+	NTests     int    // test calls
+	NEdits     int    // edits applied (refused edits are not counted)
+	Stop       string // info['stop']: one of the Stop* constants
+}
+
+// Solved reports whether the episode passed: submitted and hidden tests pass.
+func (i Info) Solved() bool { return i.Submitted && i.HiddenPass }
+
+// RewardFunc maps a terminal Info to the episode reward (the book's reward_fn).
+type RewardFunc func(Info) float64
+
+// RewardOptions are the shaping terms of MakeReward.
+type RewardOptions struct {
+	StepPenalty    float64 // subtracted per call (NTurns)
+	WrongSubmit    float64 // added when the policy submits a failing program (e.g. -1)
+	InvalidPenalty float64 // subtracted per malformed call (NInvalid)
+}
+
+// RewardHidden is the only reward kind: the hidden-test verdict.
+const RewardHidden = "hidden"
+
+// MakeReward is arl.make_reward:
+//
+//	R = [submitted ∧ hidden_pass] + WrongSubmit·[submitted ∧ ¬hidden_pass] − StepPenalty·NTurns − InvalidPenalty·NInvalid
+//
+// so an unsubmitted episode scores 0 before penalties.
+func MakeReward(kind string, opt RewardOptions) (RewardFunc, error) {
+	if kind != RewardHidden {
+		return nil, fmt.Errorf("make reward: unknown kind %q (want %q)", kind, RewardHidden)
+	}
+	return func(i Info) float64 {
+		r := 0.0
+		if i.Submitted && i.HiddenPass {
+			r = 1
+		} else if i.Submitted {
+			r = opt.WrongSubmit
+		}
+		return r - opt.StepPenalty*float64(i.NTurns) - opt.InvalidPenalty*float64(i.NInvalid)
+	}, nil
+}
+
+// HiddenReward is MakeReward("hidden", RewardOptions{}): 1 for a passing submission, 0 otherwise.
+func HiddenReward(i Info) float64 {
+	if i.Submitted && i.HiddenPass {
+		return 1
+	}
+	return 0
+}

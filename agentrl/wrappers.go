@@ -1,0 +1,65 @@
+package agentrl
+
+import "fmt"
+
+// NewEarlyStopEnv is EarlyStopEnv(max_turns, reward, max_edits, max_invalid); the book's defaults are 6, hidden, 1, 1.
+func NewEarlyStopEnv(maxTurns int, reward RewardFunc, maxEdits, maxInvalid int) (*EarlyStopEnv, error) {
+	if maxInvalid < 1 {
+		return nil, fmt.Errorf("early stop env: max invalid %d < 1", maxInvalid)
+	}
+	e, err := NewEditBudgetEnv(maxTurns, reward, maxEdits)
+	if err != nil {
+		return nil, err
+	}
+	return &EarlyStopEnv{EditBudgetEnv: e, MaxInvalid: maxInvalid}, nil
+}
+
+// NewMixedTurnEnv is MixedTurnEnv(max_turns, reward, max_edits).
+func NewMixedTurnEnv(maxTurns int, reward RewardFunc, maxEdits int) (*MixedTurnEnv, error) {
+	e, err := NewEditBudgetEnv(maxTurns, reward, maxEdits)
+	if err != nil {
+		return nil, err
+	}
+	return &MixedTurnEnv{EditBudgetEnv: e}, nil
+}
+
+// LoggedEnv is arl.LoggedEnv: a transparent wrapper that appends the terminal Info of every finished episode to
+// *Log (in completion order).
+type LoggedEnv struct {
+	Env
+	Log *[]Info
+}
+
+// Step delegates and logs the info of a terminal step.
+func (l LoggedEnv) Step(action string) (string, float64, bool, Info) {
+	obs, reward, done, info := l.Env.Step(action)
+	if done {
+		*l.Log = append(*l.Log, info)
+	}
+	return obs, reward, done, info
+}
+
+// Stop delegates and logs the terminal info.
+func (l LoggedEnv) Stop(reason string) (float64, Info) {
+	reward, info := l.Env.Stop(reason)
+	*l.Log = append(*l.Log, info)
+	return reward, info
+}
+
+// LogByStep is arl.log_by_step: it splits a run's flat env log into one slice per training step, step k holding
+// the next episodesPerStep[k] infos. The counts must add up to len(log).
+func LogByStep(episodesPerStep []int, log []Info) ([][]Info, error) {
+	out := make([][]Info, len(episodesPerStep))
+	at := 0
+	for k, n := range episodesPerStep {
+		if n < 0 || at+n > len(log) {
+			return nil, fmt.Errorf("log by step: step %d needs %d episodes, %d left in the log", k, n, len(log)-at)
+		}
+		out[k] = log[at : at+n : at+n]
+		at += n
+	}
+	if at != len(log) {
+		return nil, fmt.Errorf("log by step: %d steps hold %d episodes, the log has %d", len(episodesPerStep), at, len(log))
+	}
+	return out, nil
+}
