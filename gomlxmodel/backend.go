@@ -1,0 +1,79 @@
+// Package gomlxmodel holds TinyAgent, its critic, its losses and its optimizer step as GoMLX graphs.
+//
+// The package builds graphs only: no environment, no task, no printing. Weights live on the host as
+// GoMLX tensors; every computation (forward pass, log-probabilities, a fused loss + gradient + Adam
+// update, one KV-cache decode step) is one compiled graph whose executables are cached per shape and
+// shared by all models of the same configuration.
+package gomlxmodel
+
+import (
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/gomlx/gomlx/backends"
+	_ "github.com/gomlx/gomlx/backends/default" // registers "go" and, where available, "xla"
+	"github.com/gomlx/gomlx/backends/simplego"
+)
+
+// This file is the only place that deals with the hazards of GoMLX v0.26.0 backends measured on the
+// project's 2-CPU machines (see /work/shared/notes/gomlx-v0.26-measured.md):
+//
+//   - With GOMLX_BACKEND unset, backends.New() picks "xla", which tries to download the PJRT plugin
+//     from the internet and fails offline. We never call backends.New() without a setting: the default
+//     is the pure-Go backend, built directly with simplego.New.
+//   - SimpleGo's default ("dynamic") execution runs ops in parallel on its worker pool; ops such as
+//     DotGeneral then wait inside a worker for more workers, and with 2 CPUs (pool of 2×2 slots) all
+//     slots can end up waiting: a deadlock at 0% CPU. "ops_sequential" runs the ops of a graph one
+//     after the other on the calling goroutine; only the leaf work inside an op (matmul blocks, erf
+//     chunks) goes to the pool, and leaves never wait for the pool, so it cannot deadlock.
+//   - The other hazards (no Pad/DynamicSlice/DynamicUpdateSlice, the O(N·in·out) gradient of
+//     DotGeneral, the double scaling of layers.MultiHeadAttention) are avoided by construction in
+//     layers.go: positions are gathered with Iota, caches are updated with Where, and all matrix
+//     products go through dot functions with hand-written gradients.
+
+// DefaultBackendConfig is the backend configuration used when GOMLX_BACKEND is not set:
+// the pure-Go backend with ops executed sequentially (intra-op parallelism is kept).
+const DefaultBackendConfig = simplego.BackendName + ":ops_sequential"
+
+var backendOnce = sync.OnceValues(newBackend)
+
+// Backend returns the process-wide GoMLX backend used by every model of this package.
+//
+// When the environment variable GOMLX_BACKEND is set (e.g. "go", "go:ops_sequential", "xla:cpu"),
+// it is honoured exactly as GoMLX would. Otherwise the pure-Go backend is used in the safe
+// configuration DefaultBackendConfig; GoMLX is never asked to download the XLA plugin.
+func Backend() (backends.Backend, error) {
+	return backendOnce()
+}
+
+func newBackend() (b backends.Backend, err error) {
+	config, set := os.LookupEnv(backends.ConfigEnvVar)
+	if !set || config == "" {
+		config = DefaultBackendConfig
+	}
+	// backends.NewWithConfig panics on an unknown backend name.
+	defer func() {
+		if r := recover(); r != nil {
+			b, err = nil, fmt.Errorf("gomlxmodel: backend %q: %v", config, r)
+		}
+	}()
+	if !set || os.Getenv(backends.ConfigEnvVar) == "" {
+		_, opts := splitBackendConfig(config)
+		return simplego.New(opts)
+	}
+	b, err = backends.NewWithConfig(config)
+	if err != nil {
+		return nil, fmt.Errorf("gomlxmodel: backend %q: %w", config, err)
+	}
+	return b, nil
+}
+
+func splitBackendConfig(config string) (name, opts string) {
+	for i := range len(config) {
+		if config[i] == ':' {
+			return config[:i], config[i+1:]
+		}
+	}
+	return config, ""
+}

@@ -1,0 +1,77 @@
+package gomlxmodel
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+)
+
+// Executables are shared by every model (and clone) of the same Config: graphs take the weights
+// as inputs, so only the values differ. Each graph.Exec compiles one executable per input shape,
+// and bucketing keeps those few.
+
+type execKey struct {
+	cfg  Config
+	kind string
+}
+
+var (
+	execMu sync.Mutex
+	execs  = map[execKey]*graph.Exec{}
+)
+
+// getExec returns the shared executor of the given kind, building it with build on first use.
+func getExec(cfg Config, kind string, build func(inputs []*graph.Node) []*graph.Node) (*graph.Exec, error) {
+	execMu.Lock()
+	defer execMu.Unlock()
+	key := execKey{cfg, kind}
+	if e, ok := execs[key]; ok {
+		return e, nil
+	}
+	backend, err := Backend()
+	if err != nil {
+		return nil, err
+	}
+	e, err := graph.NewExecAny(backend, build)
+	if err != nil {
+		return nil, fmt.Errorf("gomlxmodel: %s executor: %w", kind, err)
+	}
+	e.WithName(kind).SetMaxCache(-1)
+	execs[key] = e
+	return e, nil
+}
+
+// run executes e on the arguments and wraps its error.
+func run(e *graph.Exec, kind string, args []any) ([]*tensors.Tensor, error) {
+	out, err := e.Exec(args...)
+	if err != nil {
+		return nil, fmt.Errorf("gomlxmodel: %s: %w", kind, err)
+	}
+	return out, nil
+}
+
+// floats copies a float32 tensor to the host and frees it.
+func floats(t *tensors.Tensor) ([]float32, error) {
+	v, err := tensors.CopyFlatData[float32](t)
+	_ = t.FinalizeAll()
+	return v, err
+}
+
+// scalar reads a float32 scalar tensor and frees it.
+func scalar(t *tensors.Tensor) (float64, error) {
+	v, err := floats(t)
+	if err != nil || len(v) != 1 {
+		return 0, fmt.Errorf("gomlxmodel: reading scalar: %v", err)
+	}
+	return float64(v[0]), nil
+}
+
+func i32Tensor(x []int32, dims ...int) *tensors.Tensor {
+	return tensors.FromFlatDataAndDimensions(x, dims...)
+}
+
+func f32Tensor(x []float32, dims ...int) *tensors.Tensor {
+	return tensors.FromFlatDataAndDimensions(x, dims...)
+}

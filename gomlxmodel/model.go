@@ -1,0 +1,304 @@
+package gomlxmodel
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+)
+
+// Model is TinyAgent (the book's policy): a causal pre-LN transformer with learned token and
+// position embeddings, GELU MLPs, a final LayerNorm and an output head, plus its Adam state.
+//
+// Token ids are int32 rows, right-padded; positions t of a row predict token t+1. Methods are safe
+// for concurrent use (calls on one Model are serialized).
+type Model struct {
+	mu sync.Mutex
+	st *netState
+}
+
+// New returns a TinyAgent with seeded initialization: the same cfg and seed give bit-identical
+// weights in every process.
+func New(cfg Config, seed int64) (*Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	rng := newRNG(seed)
+	st := newState(cfg, policySpecs(cfg), func(_ int, s paramSpec) []float32 { return initParam(cfg, s, rng) })
+	return &Model{st: st}, nil
+}
+
+// Config returns the model's configuration.
+func (m *Model) Config() Config { return m.st.cfg }
+
+// NumParams returns the number of trainable parameters.
+func (m *Model) NumParams() int { return countParams(m.st.specs) }
+
+// Steps returns the number of Adam steps the model has taken.
+func (m *Model) Steps() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.st.step
+}
+
+// Clone returns an independent copy of the model: weights, Adam moments and step count.
+func (m *Model) Clone() (*Model, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st, err := m.st.clone()
+	if err != nil {
+		return nil, err
+	}
+	return &Model{st: st}, nil
+}
+
+// Logits is model(ids): for ids [B·T] it returns logits [B·T·V].
+func (m *Model) Logits(ids []int32, B, T int) ([]float32, error) {
+	cfg := m.st.cfg
+	p, err := newPadded(B, T, cfg.MaxLen)
+	if err != nil {
+		return nil, err
+	}
+	in, _, err := p.ids(ids, cfg.Vocab)
+	if err != nil {
+		return nil, err
+	}
+	e, err := getExec(cfg, kindLogits, buildLogits(cfg))
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	out, err := run(e, kindLogits, append(m.st.paramArgs(), i32Tensor(in, p.Bp, p.Tp)))
+	m.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	all, err := floats(out[0])
+	if err != nil {
+		return nil, err
+	}
+	V := cfg.Vocab
+	logits := make([]float32, B*T*V)
+	for b := range B {
+		copy(logits[b*T*V:(b+1)*T*V], all[b*p.Tp*V:(b*p.Tp+T)*V])
+	}
+	return logits, nil
+}
+
+// SequenceLogProbs returns log p(ids[b, t+1] | ids[b, ≤t]) for ids [B·T]: [B·(T-1)].
+func (m *Model) SequenceLogProbs(ids []int32, B, T int) ([]float32, error) {
+	cfg := m.st.cfg
+	p, err := newPadded(B, T, cfg.MaxLen)
+	if err != nil {
+		return nil, err
+	}
+	in, targets, err := p.ids(ids, cfg.Vocab)
+	if err != nil {
+		return nil, err
+	}
+	e, err := getExec(cfg, kindLogProbs, buildLogProbs(cfg))
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	out, err := run(e, kindLogProbs, append(m.st.paramArgs(), i32Tensor(in, p.Bp, p.Tp), i32Tensor(targets, p.Bp, p.Tp)))
+	m.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	logp, err := floats(out[0])
+	if err != nil {
+		return nil, err
+	}
+	return p.unpred(logp), nil
+}
+
+// LogitGradAbsSum returns, for each predicted position, Σ_v |∂L/∂logits[v]| of the REINFORCE loss
+// L = −Σ_{b,t} adv[b]·mask[b,t]·log p(ids[b,t+1]) / Σ mask (token_mean): [B·(T-1)]. It is exactly
+// zero where mask is 0 and non-zero where mask is 1 (given a non-zero advantage): the book's
+// zero-gradient check. adv is [B], mask [B·(T-1)].
+func (m *Model) LogitGradAbsSum(ids []int32, B, T int, adv, mask []float32) ([]float32, error) {
+	cfg := m.st.cfg
+	p, err := newPadded(B, T, cfg.MaxLen)
+	if err != nil {
+		return nil, err
+	}
+	in, targets, err := p.ids(ids, cfg.Vocab)
+	if err != nil {
+		return nil, err
+	}
+	if len(adv) != B {
+		return nil, fmt.Errorf("gomlxmodel: adv has %d values for %d rows", len(adv), B)
+	}
+	pm, err := p.pred(mask, "mask")
+	if err != nil {
+		return nil, err
+	}
+	norm := 0.0
+	for _, x := range pm {
+		norm += float64(x)
+	}
+	norm = math.Max(norm, 1)
+	weight := make([]float32, len(pm))
+	for b := range B {
+		for t := range p.Tp {
+			weight[b*p.Tp+t] = float32(float64(adv[b]) * float64(pm[b*p.Tp+t]) / norm)
+		}
+	}
+	e, err := getExec(cfg, kindGradAbs, buildGradAbs(cfg))
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	out, err := run(e, kindGradAbs, append(m.st.paramArgs(),
+		i32Tensor(in, p.Bp, p.Tp), i32Tensor(targets, p.Bp, p.Tp), f32Tensor(weight, p.Bp, p.Tp)))
+	m.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	g, err := floats(out[0])
+	if err != nil {
+		return nil, err
+	}
+	return p.unpred(g), nil
+}
+
+// UpdateBatch is one policy-update batch: ids [B·T] and, per predicted position, Mask (the action
+// mask), OldLogp (log-probs under the sampler) and Adv (advantages), each [B·(T-1)].
+type UpdateBatch struct {
+	B, T               int
+	IDs                []int32
+	Mask, OldLogp, Adv []float32
+}
+
+// LossConfig selects the policy loss of Update.
+//
+// Kind is "ppo" (the clipped surrogate with ratio exp(logp − OldLogp) and clip range ClipEps) or
+// "reinforce" (−Adv·logp). Aggregation is "token_mean" (sum over masked tokens / number of masked
+// tokens of the batch) or "seq_mean_token_mean" (each row's masked token mean, averaged over the B
+// rows). LR is Adam's learning rate; MaxGradNorm > 0 clips the global gradient norm.
+type LossConfig struct {
+	Kind        string
+	ClipEps     float64
+	Aggregation string
+	LR          float64
+	MaxGradNorm float64
+}
+
+// UpdateStats reports one update: the aggregated loss before the step, the fraction of masked
+// tokens whose ratio left [1−ε, 1+ε], and the masked mean of (r − 1) − log r.
+type UpdateStats struct {
+	Loss, ClipFrac, ApproxKL float64
+}
+
+// aggregationWeights returns each padded token's share of the aggregated loss.
+func aggregationWeights(p padded, mask []float32, aggregation string) ([]float32, error) {
+	w := make([]float32, len(mask))
+	switch aggregation {
+	case "token_mean":
+		total := 0.0
+		for _, x := range mask {
+			total += float64(x)
+		}
+		if total == 0 {
+			return w, nil
+		}
+		for i, x := range mask {
+			w[i] = float32(float64(x) / total)
+		}
+	case "seq_mean_token_mean":
+		for b := range p.B {
+			row := mask[b*p.Tp : (b+1)*p.Tp]
+			count := 0.0
+			for _, x := range row {
+				count += float64(x)
+			}
+			if count == 0 {
+				continue
+			}
+			for t, x := range row {
+				w[b*p.Tp+t] = float32(float64(x) / (count * float64(p.B)))
+			}
+		}
+	default:
+		return nil, fmt.Errorf("gomlxmodel: unknown loss aggregation %q (want token_mean or seq_mean_token_mean)", aggregation)
+	}
+	return w, nil
+}
+
+// Update is one optimizer step of the policy (the book's rl_update inner step): the loss of lc on
+// batch b, its gradient, optional global-norm clipping and one Adam step, fused in one graph.
+func (m *Model) Update(b UpdateBatch, lc LossConfig) (UpdateStats, error) {
+	cfg := m.st.cfg
+	var kind string
+	switch lc.Kind {
+	case "ppo":
+		kind = kindPPO
+		if lc.ClipEps <= 0 {
+			return UpdateStats{}, fmt.Errorf("gomlxmodel: ppo needs ClipEps > 0, got %g", lc.ClipEps)
+		}
+	case "reinforce":
+		kind = kindReinforce
+	default:
+		return UpdateStats{}, fmt.Errorf("gomlxmodel: unknown loss kind %q (want ppo or reinforce)", lc.Kind)
+	}
+	if !(lc.LR > 0) {
+		return UpdateStats{}, fmt.Errorf("gomlxmodel: learning rate must be positive, got %g", lc.LR)
+	}
+	p, err := newPadded(b.B, b.T, cfg.MaxLen)
+	if err != nil {
+		return UpdateStats{}, err
+	}
+	in, targets, err := p.ids(b.IDs, cfg.Vocab)
+	if err != nil {
+		return UpdateStats{}, err
+	}
+	mask, err := p.pred(b.Mask, "Mask")
+	if err != nil {
+		return UpdateStats{}, err
+	}
+	oldLogp, err := p.pred(b.OldLogp, "OldLogp")
+	if err != nil {
+		return UpdateStats{}, err
+	}
+	adv, err := p.pred(b.Adv, "Adv")
+	if err != nil {
+		return UpdateStats{}, err
+	}
+	weight, err := aggregationWeights(p, mask, lc.Aggregation)
+	if err != nil {
+		return UpdateStats{}, err
+	}
+	maxNorm := float32(math.Inf(1))
+	if lc.MaxGradNorm > 0 {
+		maxNorm = float32(lc.MaxGradNorm)
+	}
+	e, err := getExec(cfg, kind, buildPolicyUpdate(cfg, kind))
+	if err != nil {
+		return UpdateStats{}, err
+	}
+	dims := []int{p.Bp, p.Tp}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	stepSize, invSqrtBC2 := m.st.adamScalars(lc.LR)
+	args := append(m.st.trainArgs(), i32Tensor(in, dims...), i32Tensor(targets, dims...),
+		f32Tensor(mask, dims...), f32Tensor(weight, dims...), f32Tensor(oldLogp, dims...), f32Tensor(adv, dims...),
+		stepSize, invSqrtBC2, float32(lc.ClipEps), maxNorm)
+	out, err := run(e, kind, args)
+	if err != nil {
+		return UpdateStats{}, err
+	}
+	P := len(m.st.params)
+	var st UpdateStats
+	for i, dst := range []*float64{&st.Loss, &st.ClipFrac, &st.ApproxKL} {
+		if *dst, err = scalar(out[3*P+i]); err != nil {
+			return UpdateStats{}, err
+		}
+	}
+	m.st.replace(out[:3*P])
+	return st, nil
+}
+
+// tensorsOf is a helper for tests and serialization: the model's weights in spec order.
+func (m *Model) tensorsOf() []*tensors.Tensor { return m.st.params }
