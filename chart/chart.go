@@ -1,0 +1,272 @@
+// Package chart draws the book's small figures as self-contained SVG strings,
+// using only the standard library.
+//
+// Each function returns a complete <svg> document (width, height and viewBox
+// set, sans-serif text, white background, no external resources) that a GoNB
+// notebook shows inline with gonbui.DisplaySVG. Output is deterministic: the
+// same input gives a byte-identical string, with every coordinate printed
+// with two decimals.
+//
+// Values that are NaN or infinite are treated as missing: a bar is not drawn,
+// a line is broken, a heatmap cell is drawn grey with "n/a". Slices of
+// unequal length are read as far as they go; missing values are missing.
+//
+// Three figures use it:
+//   - [Bars]: turn-level credit on one episode (Figure 12.1);
+//   - [Panels] and [MovingAverage]: behaviour over training (Figure 12.2);
+//   - [Heatmaps]: held-out results per (training, evaluation) context pair
+//     (Figure 12.3).
+package chart
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Series is a named sequence of values: one bar per category in [Bars], one
+// line over x = 0, 1, 2, ... in [Panels].
+type Series struct {
+	Name   string
+	Values []float64
+}
+
+// palette is matplotlib's "tab10": series i gets palette[i%len(palette)].
+var palette = []string{
+	"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+	"#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+}
+
+func color(i int) string { return palette[i%len(palette)] }
+
+// Font sizes in pixels.
+const (
+	titleSize = 16
+	labelSize = 12
+	tickSize  = 11
+	smallSize = 10
+)
+
+// canvas accumulates SVG elements; finish wraps them in the <svg> root once
+// the size is known.
+type canvas struct {
+	b strings.Builder
+}
+
+// num formats a coordinate with fixed precision, never as "-0.00".
+func num(x float64) string {
+	s := strconv.FormatFloat(x, 'f', 2, 64)
+	if s == "-0.00" {
+		return "0.00"
+	}
+	return s
+}
+
+var xmlEscaper = strings.NewReplacer(
+	"&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;",
+)
+
+// escape makes s safe as XML character data or attribute value.
+func escape(s string) string { return xmlEscaper.Replace(s) }
+
+// textWidth estimates the width in pixels of s in a sans-serif font.
+func textWidth(s string, size float64) float64 {
+	return float64(utf8.RuneCountInString(s)) * size * 0.6
+}
+
+// text draws s with its anchor ("start", "middle" or "end") at (x, y), the
+// baseline. attrs is added verbatim (e.g. `font-weight="bold"`).
+func (c *canvas) text(x, y float64, anchor string, size float64, attrs, s string) {
+	fmt.Fprintf(&c.b, `<text x="%s" y="%s" text-anchor="%s" font-size="%s"`, num(x), num(y), anchor, num(size))
+	if attrs != "" {
+		c.b.WriteString(" " + attrs)
+	}
+	fmt.Fprintf(&c.b, ">%s</text>\n", escape(s))
+}
+
+func (c *canvas) rect(x, y, w, h float64, fill string) {
+	fmt.Fprintf(&c.b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s"/>`+"\n", num(x), num(y), num(w), num(h), fill)
+}
+
+func (c *canvas) line(x1, y1, x2, y2 float64, stroke string, width float64) {
+	fmt.Fprintf(&c.b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="%s"/>`+"\n",
+		num(x1), num(y1), num(x2), num(y2), stroke, num(width))
+}
+
+// title draws the figure title centred in a canvas of width w and returns the
+// y just below it.
+func (c *canvas) title(w float64, s string) float64 {
+	c.text(w/2, 26, "middle", titleSize, `font-weight="bold"`, s)
+	return 40
+}
+
+// finish returns the complete SVG document of size w×h.
+func (c *canvas) finish(w, h float64) string {
+	w, h = math.Ceil(w), math.Ceil(h)
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif">`+"\n", w, h, w, h)
+	fmt.Fprintf(&b, `<rect width="%.0f" height="%.0f" fill="white"/>`+"\n", w, h)
+	b.WriteString(c.b.String())
+	b.WriteString("</svg>\n")
+	return b.String()
+}
+
+// legend draws one entry per name, in rows centred in [0, w] starting at y,
+// and returns the height used. Entries are a colour swatch (bars) or a short
+// line (lines) followed by the name.
+func (c *canvas) legend(w, y float64, names []string, lines bool) float64 {
+	if len(names) == 0 {
+		return 0
+	}
+	const marker, pad, gap, rowH = 16.0, 5.0, 18.0, 18.0
+	entry := func(i int) float64 { return marker + pad + textWidth(names[i], labelSize) }
+	// Greedy rows: each row holds indices [start, end).
+	var rows [][2]int
+	start, rowW := 0, 0.0
+	for i := range names {
+		if i > start && rowW+gap+entry(i) > w-20 {
+			rows = append(rows, [2]int{start, i})
+			start, rowW = i, 0
+		}
+		if i > start {
+			rowW += gap
+		}
+		rowW += entry(i)
+	}
+	rows = append(rows, [2]int{start, len(names)})
+	for r, row := range rows {
+		total := 0.0
+		for i := row[0]; i < row[1]; i++ {
+			total += entry(i)
+		}
+		total += gap * float64(row[1]-row[0]-1)
+		x := (w - total) / 2
+		mid := y + rowH*float64(r) + rowH/2
+		for i := row[0]; i < row[1]; i++ {
+			if lines {
+				c.line(x, mid, x+marker, mid, color(i), 2.5)
+			} else {
+				c.rect(x, mid-5, marker, 10, color(i))
+			}
+			c.text(x+marker+pad, mid+4, "start", labelSize, "", names[i])
+			x += entry(i) + gap
+		}
+	}
+	return rowH * float64(len(rows))
+}
+
+// finite reports whether v is neither NaN nor infinite.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// value returns vs[i], or NaN when i is out of range.
+func value(vs []float64, i int) float64 {
+	if i < len(vs) {
+		return vs[i]
+	}
+	return math.NaN()
+}
+
+// extent returns the smallest and largest finite values, and false when
+// there are none.
+func extent(vss ...[]float64) (lo, hi float64, ok bool) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, vs := range vss {
+		for _, v := range vs {
+			if finite(v) {
+				lo, hi, ok = math.Min(lo, v), math.Max(hi, v), true
+			}
+		}
+	}
+	return lo, hi, ok
+}
+
+// axis is a linear scale with round tick values.
+type axis struct {
+	ticks    []float64 // first and last are the ends of the axis
+	decimals int       // digits after the point that print the ticks exactly
+}
+
+// newAxis returns an axis with about n round ticks that covers [lo, hi].
+// An empty range is widened around its value.
+func newAxis(lo, hi float64, n int) axis {
+	if !(hi > lo) {
+		pad := math.Abs(lo) / 2
+		if pad == 0 {
+			pad = 1
+		}
+		lo, hi = lo-pad, hi+pad
+	}
+	raw := (hi - lo) / float64(n)
+	exp := math.Floor(math.Log10(raw))
+	f := raw / math.Pow(10, exp)
+	var nice float64
+	switch {
+	case f <= 1:
+		nice = 1
+	case f <= 2:
+		nice = 2
+	case f <= 5:
+		nice = 5
+	default:
+		nice = 10
+	}
+	step := nice * math.Pow(10, exp)
+	first := math.Floor(lo/step + 1e-9)
+	last := math.Ceil(hi/step - 1e-9)
+	var a axis
+	for k := first; k <= last; k++ {
+		a.ticks = append(a.ticks, k*step)
+	}
+	a.decimals = max(0, int(math.Ceil(-math.Log10(step)-1e-9)))
+	return a
+}
+
+func (a axis) lo() float64 { return a.ticks[0] }
+func (a axis) hi() float64 { return a.ticks[len(a.ticks)-1] }
+
+// label formats tick value v.
+func (a axis) label(v float64) string {
+	s := strconv.FormatFloat(v, 'f', a.decimals, 64)
+	if strings.Trim(s, "-0.") == "" {
+		return strings.TrimPrefix(s, "-")
+	}
+	return s
+}
+
+// labelWidth is the width of the widest tick label at size.
+func (a axis) labelWidth(size float64) float64 {
+	w := 0.0
+	for _, t := range a.ticks {
+		w = math.Max(w, textWidth(a.label(t), size))
+	}
+	return w
+}
+
+// scale maps v from the axis onto [p0, p1].
+func (a axis) scale(v, p0, p1 float64) float64 {
+	return p0 + (v-a.lo())/(a.hi()-a.lo())*(p1-p0)
+}
+
+// wrap splits s at spaces into lines no wider than w pixels at size; a single
+// word wider than w stays on its own line.
+func wrap(s string, w, size float64) []string {
+	var lines []string
+	cur := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case cur == "":
+			cur = word
+		case textWidth(cur+" "+word, size) <= w:
+			cur += " " + word
+		default:
+			lines = append(lines, cur)
+			cur = word
+		}
+	}
+	if cur != "" || len(lines) == 0 {
+		lines = append(lines, cur)
+	}
+	return lines
+}

@@ -1,0 +1,275 @@
+package chart
+
+import (
+	"encoding/xml"
+	"errors"
+	"flag"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// Sample data shaped like the book's three figures.
+
+func figure121() string {
+	return Bars("Turn-level credit on one episode",
+		[]string{"read", "edit fix_comparison", "test", "submit"},
+		[]Series{
+			{"reward r_k", []float64{-0.05, -0.05, 0, 1}},
+			{"value V(s_k)", []float64{0.412, 0.538, 0.701, 0.874}},
+			{"TD error δ_k", []float64{0.071, 0.111, 0.156, 0.126}},
+			{"advantage A_k", []float64{0.447, 0.391, 0.288, 0.126}},
+		})
+}
+
+// curve is a deterministic learning curve from start to end over n steps,
+// with a small wobble so that smoothing shows.
+func curve(n int, start, end, rate, wobble float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		t := float64(i)
+		out[i] = end + (start-end)*math.Exp(-rate*t) + wobble*math.Sin(1.7*t)
+	}
+	return out
+}
+
+func figure122() string {
+	arms := []string{"default", "penalty 0.05", "penalty 0.3", "max_turns 3"}
+	metric := func(title string, start, end []float64, wobble float64) Panel {
+		p := Panel{Title: title}
+		for i, arm := range arms {
+			raw := curve(40, start[i], end[i], 0.08+0.02*float64(i), wobble)
+			p.Lines = append(p.Lines, Series{arm, MovingAverage(raw, 5)})
+		}
+		return p
+	}
+	return Panels("Behavior over training (5-step moving average)", "step", []Panel{
+		metric("pass rate", []float64{0.2, 0.2, 0.2, 0.2}, []float64{0.72, 0.68, 0.41, 0.55}, 0.04),
+		metric("reads", []float64{1.5, 1.5, 1.5, 1.5}, []float64{1.1, 0.8, 0.2, 0.6}, 0.1),
+		metric("tests", []float64{1.2, 1.2, 1.2, 1.2}, []float64{1.9, 1.4, 0.5, 0.9}, 0.1),
+		metric("turns", []float64{4.5, 4.5, 4.5, 3}, []float64{4.1, 3.6, 2.4, 2.9}, 0.15),
+	})
+}
+
+func figure123() string {
+	ctx := []string{"short", "long", "noisy"}
+	return Heatmaps("Held-out results per (training context, evaluation context)", []Heatmap{
+		{
+			Title: "pass rate", Rows: ctx, Cols: ctx, Format: "%.3f", Min: 0, Max: 1,
+			YLabel: "training context", XLabel: "evaluation context",
+			Values: [][]float64{{0.812, 0.547, 0.391}, {0.703, 0.766, 0.422}, {0.688, 0.609, 0.641}},
+		},
+		{
+			Title: "tests per episode", Rows: ctx, Cols: ctx, Format: "%.2f",
+			YLabel: "training context", XLabel: "evaluation context",
+			Values: [][]float64{{1.12, 1.34, 1.58}, {1.05, 1.21, 1.49}, {1.31, 1.44, 1.87}},
+		},
+	})
+}
+
+// cases are the documents checked against testdata/<name>.svg.
+var cases = []struct {
+	name string
+	svg  func() string
+}{
+	{"figure12_1_bars", figure121},
+	{"figure12_2_panels", figure122},
+	{"figure12_3_heatmaps", figure123},
+	{"bars_edge", func() string {
+		return Bars(`Edge <cases> & "quotes"`, []string{"all negative", "not a number", "missing", "zero"},
+			[]Series{
+				{"a", []float64{-2, math.NaN(), -1, 0}},
+				{"b & c", []float64{-0.5, math.Inf(1)}},
+			})
+	}},
+	{"panels_edge", func() string {
+		return Panels("Edge cases", "step", []Panel{
+			{Title: "flat", Lines: []Series{{"x", []float64{3, 3, 3, 3}}}},
+			{Title: "gaps", Lines: []Series{
+				{"x", []float64{1, 2, math.NaN(), 4, 5, math.NaN(), 7}},
+				{"y <i>", []float64{-1, math.Inf(-1), -3}},
+			}},
+			{Title: "empty"},
+		})
+	}},
+	{"heatmaps_edge", func() string {
+		return Heatmaps("Edge cases", []Heatmap{{
+			Title: "ragged & equal", Rows: []string{"r0", "r1"}, Cols: []string{"c0", "c1", "c2"},
+			Values: [][]float64{{0.5, 0.5, math.NaN()}, {0.5}},
+		}})
+	}},
+}
+
+func TestGolden(t *testing.T) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.svg()
+			if again := tc.svg(); again != got {
+				t.Fatal("output differs between two calls with the same input")
+			}
+			path := filepath.Join("testdata", tc.name+".svg")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./chart -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("%s differs from the golden file; if the change is intended, run go test ./chart -update", path)
+			}
+		})
+	}
+}
+
+// checkSVG parses doc as XML and checks the root element and the absence of
+// unprintable numbers.
+func checkSVG(t *testing.T, doc string) {
+	t.Helper()
+	dec := xml.NewDecoder(strings.NewReader(doc))
+	var root *xml.StartElement
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not well-formed XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && root == nil {
+			root = &se
+		}
+	}
+	if root == nil || root.Name.Local != "svg" {
+		t.Fatalf("root element is %v, want svg", root)
+	}
+	attrs := map[string]string{}
+	for _, a := range root.Attr {
+		attrs[a.Name.Local] = a.Value
+	}
+	for _, name := range []string{"width", "height", "viewBox", "font-family"} {
+		if attrs[name] == "" {
+			t.Errorf("svg root has no %s", name)
+		}
+	}
+	for _, bad := range []string{"NaN", "Inf", "http://", "href"} {
+		if strings.Contains(strings.ReplaceAll(doc, `xmlns="http://www.w3.org/2000/svg"`, ""), bad) {
+			t.Errorf("output contains %q", bad)
+		}
+	}
+}
+
+func TestWellFormed(t *testing.T) {
+	empty := map[string]func() string{
+		"bars nil":          func() string { return Bars("", nil, nil) },
+		"bars no series":    func() string { return Bars("t", []string{"a", "b"}, nil) },
+		"bars empty values": func() string { return Bars("t", []string{"a"}, []Series{{"s", nil}}) },
+		"bars all NaN":      func() string { return Bars("t", []string{"a"}, []Series{{"s", []float64{math.NaN()}}}) },
+		"bars all equal":    func() string { return Bars("t", []string{"a", "b"}, []Series{{"s", []float64{2, 2}}}) },
+		"panels nil":        func() string { return Panels("", "", nil) },
+		"panels one point":  func() string { return Panels("t", "x", []Panel{{"p", []Series{{"s", []float64{1}}}}}) },
+		"panels five":       func() string { return Panels("t", "x", make([]Panel, 5)) },
+		"heatmaps nil":      func() string { return Heatmaps("", nil) },
+		"heatmap no values": func() string { return Heatmaps("t", []Heatmap{{Rows: []string{"a"}, Cols: []string{"b"}}}) },
+	}
+	for _, tc := range cases {
+		empty[tc.name] = tc.svg
+	}
+	for name, svg := range empty {
+		t.Run(name, func(t *testing.T) { checkSVG(t, svg()) })
+	}
+}
+
+func TestEscape(t *testing.T) {
+	doc := Bars(`a<b & "c"`, []string{"x'y"}, []Series{{"<s>", []float64{1}}})
+	for _, want := range []string{"a&lt;b &amp; &quot;c&quot;", "x&apos;y", "&lt;s&gt;"} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("output lacks escaped text %q", want)
+		}
+	}
+}
+
+func TestMovingAverage(t *testing.T) {
+	nan := math.NaN()
+	tests := []struct {
+		name   string
+		x      []float64
+		window int
+		want   []float64
+	}{
+		{"empty", nil, 5, []float64{}},
+		{"window 1 copies", []float64{1, 2, 3}, 1, []float64{1, 2, 3}},
+		{"window 0 as 1", []float64{1, 2, 3}, 0, []float64{1, 2, 3}},
+		{"trailing with warm-up", []float64{1, 2, 3, 4, 5}, 3, []float64{1, 1.5, 2, 3, 4}},
+		{"window longer than x", []float64{2, 4}, 5, []float64{2, 3}},
+		{"negative", []float64{-1, -3, 1}, 2, []float64{-1, -2, -1}},
+		{"NaN skipped", []float64{1, nan, 3, nan, nan}, 2, []float64{1, 1, 3, 3, nan}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := MovingAverage(tc.x, tc.window)
+			if len(got) != len(tc.want) {
+				t.Fatalf("len = %d, want %d", len(got), len(tc.want))
+			}
+			for i := range got {
+				same := got[i] == tc.want[i] || (math.IsNaN(got[i]) && math.IsNaN(tc.want[i]))
+				if !same {
+					t.Errorf("MovingAverage(%v, %d) = %v, want %v", tc.x, tc.window, got, tc.want)
+					break
+				}
+			}
+		})
+	}
+}
+
+func TestAxis(t *testing.T) {
+	tests := []struct {
+		lo, hi float64
+		n      int
+		want   []string
+	}{
+		{0, 1, 5, []string{"0.0", "0.2", "0.4", "0.6", "0.8", "1.0"}},
+		{-0.6, 0.9, 5, []string{"-1.0", "-0.5", "0.0", "0.5", "1.0"}},
+		{0, 39, 4, []string{"0", "10", "20", "30", "40"}},
+		{0.37, 0.71, 4, []string{"0.3", "0.4", "0.5", "0.6", "0.7", "0.8"}},
+		{3, 3, 4, []string{"1", "2", "3", "4", "5"}},
+		{0, 0, 4, []string{"-1.0", "-0.5", "0.0", "0.5", "1.0"}},
+	}
+	for _, tc := range tests {
+		a := newAxis(tc.lo, tc.hi, tc.n)
+		var got []string
+		for _, v := range a.ticks {
+			got = append(got, a.label(v))
+		}
+		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("newAxis(%v, %v, %d) ticks = %v, want %v", tc.lo, tc.hi, tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestWrap(t *testing.T) {
+	tests := []struct {
+		s    string
+		w    float64
+		want []string
+	}{
+		{"", 100, []string{""}},
+		{"read", 100, []string{"read"}},
+		{"edit fix_comparison", 200, []string{"edit fix_comparison"}},
+		{"edit fix_comparison", 100, []string{"edit", "fix_comparison"}},
+	}
+	for _, tc := range tests {
+		got := wrap(tc.s, tc.w, labelSize)
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("wrap(%q, %v) = %q, want %q", tc.s, tc.w, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,147 @@
+package chart
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Panel is one small line plot of [Panels]: a title and its lines, each drawn
+// over x = 0, 1, 2, ... (the index of the value).
+type Panel struct {
+	Title string
+	Lines []Series
+}
+
+// Panels returns a grid of small line plots as an SVG document, with one
+// legend under the title shared by all panels. A line name keeps the same
+// colour in every panel, in the order names first appear. Each panel has its
+// own y range and is labelled with xLabel under its x axis. Panels are laid
+// out in rows of up to three, or two by two when there are four. A missing
+// value (NaN or ±Inf) breaks its line.
+//
+// Figure 12.2 (behaviour over training) uses it with one panel per metric
+// (pass rate, reads, tests, turns) and one line per training arm, each
+// smoothed with [MovingAverage].
+func Panels(title, xLabel string, panels []Panel) string {
+	const pw, ph = 340.0, 230.0
+	var c canvas
+
+	cols := min(len(panels), 3)
+	if len(panels) == 4 {
+		cols = 2
+	}
+	cols = max(cols, 1)
+	rows := (len(panels) + cols - 1) / cols
+	w := math.Max(float64(cols)*pw, textWidth(title, titleSize)+40)
+
+	// One colour per line name, in order of first appearance.
+	index := map[string]int{}
+	var names []string
+	for _, p := range panels {
+		for _, l := range p.Lines {
+			if _, ok := index[l.Name]; !ok {
+				index[l.Name] = len(names)
+				names = append(names, l.Name)
+			}
+		}
+	}
+
+	y := c.title(w, title)
+	y += c.legend(w, y, names, true)
+	y += 6
+	for i, p := range panels {
+		px := (w-float64(cols)*pw)/2 + float64(i%cols)*pw
+		py := y + float64(i/cols)*ph
+		c.panel(px, py, pw, ph, xLabel, p, index)
+	}
+	return c.finish(w, y+float64(rows)*ph+8)
+}
+
+// panel draws p in the box at (x, y) of size w×h.
+func (c *canvas) panel(x, y, w, h float64, xLabel string, p Panel, index map[string]int) {
+	n := 0
+	vals := make([][]float64, len(p.Lines))
+	for i, l := range p.Lines {
+		n = max(n, len(l.Values))
+		vals[i] = l.Values
+	}
+	xa := newAxis(0, float64(max(n-1, 1)), min(4, max(n-1, 1)))
+	lo, hi, ok := extent(vals...)
+	if !ok {
+		lo, hi = 0, 1
+	}
+	ya := newAxis(lo, hi, 4)
+
+	left := x + ya.labelWidth(tickSize) + 16
+	right := x + w - 18
+	top := y + 26
+	bottom := y + h - 44
+	xs := func(v float64) float64 { return xa.scale(v, left, right) }
+	ys := func(v float64) float64 { return ya.scale(v, bottom, top) }
+
+	c.text((left+right)/2, y+16, "middle", labelSize, `font-weight="bold"`, p.Title)
+	for _, t := range ya.ticks {
+		c.line(left, ys(t), right, ys(t), "#e0e0e0", 1)
+		c.text(left-5, ys(t)+4, "end", tickSize, "", ya.label(t))
+	}
+	for _, t := range xa.ticks {
+		c.line(xs(t), bottom, xs(t), bottom+4, "#333333", 1)
+		c.text(xs(t), bottom+16, "middle", tickSize, "", xa.label(t))
+	}
+	c.line(left, top, left, bottom, "#333333", 1)
+	c.line(left, bottom, right, bottom, "#333333", 1)
+	c.text((left+right)/2, bottom+33, "middle", labelSize, "", xLabel)
+
+	for _, l := range p.Lines {
+		col := color(index[l.Name])
+		var seg []string
+		flush := func() {
+			switch len(seg) {
+			case 0:
+			case 1: // A lone point has no line; mark it.
+				xy := strings.Split(seg[0], ",")
+				fmt.Fprintf(&c.b, `<circle cx="%s" cy="%s" r="2" fill="%s"/>`+"\n", xy[0], xy[1], col)
+			default:
+				fmt.Fprintf(&c.b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="1.8" stroke-linejoin="round"/>`+"\n",
+					strings.Join(seg, " "), col)
+			}
+			seg = seg[:0]
+		}
+		for i, v := range l.Values {
+			if !finite(v) {
+				flush()
+				continue
+			}
+			seg = append(seg, num(xs(float64(i)))+","+num(ys(v)))
+		}
+		flush()
+	}
+}
+
+// MovingAverage returns the trailing moving average of x over window steps:
+// out[i] is the mean of x[i-window+1 : i+1], or of x[0 : i+1] while fewer
+// than window values have been seen, so out has the length of x and no
+// warm-up gap (like pandas' rolling(window, min_periods=1).mean()). NaN and
+// infinite values are left out of each mean; a window without any finite
+// value gives NaN. A window below 1 is taken as 1.
+//
+// The book smooths the curves of Figure 12.2 with window 5.
+func MovingAverage(x []float64, window int) []float64 {
+	window = max(window, 1)
+	out := make([]float64, len(x))
+	for i := range x {
+		sum, n := 0.0, 0
+		for _, v := range x[max(0, i-window+1) : i+1] {
+			if finite(v) {
+				sum += v
+				n++
+			}
+		}
+		out[i] = math.NaN()
+		if n > 0 {
+			out[i] = sum / float64(n)
+		}
+	}
+	return out
+}
