@@ -59,6 +59,11 @@ func floats(t *tensors.Tensor) ([]float32, error) {
 	return v, err
 }
 
+// floatsCopy copies a float32 tensor to the host, leaving it alive.
+func floatsCopy(t *tensors.Tensor) ([]float32, error) {
+	return tensors.CopyFlatData[float32](t)
+}
+
 // scalar reads a float32 scalar tensor and frees it.
 func scalar(t *tensors.Tensor) (float64, error) {
 	v, err := floats(t)

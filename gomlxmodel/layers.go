@@ -54,8 +54,8 @@ func dot(a *Node, ca int, b *Node, cb int, batch bool) *Node {
 }
 
 // dense is x·w + b for x [N, in], w [in, out], b [out]: returns [N, out].
-func dense(x, w, b *Node) *Node {
-	y := dot(x, 1, w, 0, false)
+func (c arch) dense(x, w, b *Node) *Node {
+	y := c.matmul(x, 1, w, 0, false)
 	return Add(y, InsertAxes(b, 0))
 }
 
@@ -73,6 +73,25 @@ func gelu(x *Node) *Node {
 	return Mul(MulScalar(x, 0.5), AddScalar(Erf(MulScalar(x, 1/math.Sqrt2)), 1))
 }
 
+// arch is the configuration a graph is built for; grad says whether the graph differentiates the
+// weights (forward-only graphs skip the identities of dot's gradient trick, which copy their input).
+type arch struct {
+	Config
+	grad bool
+}
+
+// matmul is dot with the gradient trick when the graph needs gradients, plain DotGeneral otherwise.
+func (c arch) matmul(a *Node, ca int, b *Node, cb int, batch bool) *Node {
+	if c.grad {
+		return dot(a, ca, b, cb, batch)
+	}
+	var batchAxes []int
+	if batch {
+		batchAxes = []int{0}
+	}
+	return DotGeneral(a, []int{ca}, batchAxes, b, []int{cb}, batchAxes)
+}
+
 // weights are the graph nodes of a model's parameters, unpacked from the flat list graphs receive.
 type weights struct {
 	tok, pos   *Node // [V, D], [MaxLen, D]
@@ -83,7 +102,7 @@ type weights struct {
 	all        []*Node // in spec order
 }
 
-func unpackWeights(c Config, params []*Node) weights {
+func unpackWeights(c arch, params []*Node) weights {
 	w := weights{tok: params[0], pos: params[1], all: params}
 	i := 2
 	for range c.Layers {
@@ -96,7 +115,7 @@ func unpackWeights(c Config, params []*Node) weights {
 
 // embed returns token plus position embeddings for ids [B, T] as [B·T, D]. Positions are gathered
 // with Iota (slicing the table would need Pad in its gradient, which SimpleGo lacks).
-func embed(c Config, w weights, ids *Node) *Node {
+func embed(c arch, w weights, ids *Node) *Node {
 	B, T := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
 	g := ids.Graph()
 	tok := Gather(w.tok, InsertAxes(ids, -1))                                      // [B, T, D]
@@ -115,14 +134,14 @@ func causalBias(g *Graph, T int) *Node {
 }
 
 // splitHeads turns [B·T, D] into [B·H, T, dh].
-func splitHeads(c Config, x *Node, B, T int) *Node {
+func splitHeads(c arch, x *Node, B, T int) *Node {
 	H, dh := c.Heads, c.DModel/c.Heads
 	x = TransposeAllAxes(Reshape(x, B, T, H, dh), 0, 2, 1, 3)
 	return Reshape(x, B*H, T, dh)
 }
 
 // mergeHeads turns [B·H, T, dh] into [B·T, D].
-func mergeHeads(c Config, x *Node, B, T int) *Node {
+func mergeHeads(c arch, x *Node, B, T int) *Node {
 	H, dh := c.Heads, c.DModel/c.Heads
 	x = TransposeAllAxes(Reshape(x, B, H, T, dh), 0, 2, 1, 3)
 	return Reshape(x, B*T, c.DModel)
@@ -136,21 +155,21 @@ func softmaxLast(s *Node) *Node {
 }
 
 // block is one pre-LN transformer block on x [B·T, D] with causal self-attention over T.
-func block(c Config, p []*Node, x *Node, B, T int) *Node {
+func block(c arch, p []*Node, x *Node, B, T int) *Node {
 	dh := c.DModel / c.Heads
 	h := layerNorm(x, p[0], p[1])
-	q := splitHeads(c, MulScalar(dense(h, p[2], p[3]), 1/math.Sqrt(float64(dh))), B, T)
-	k := splitHeads(c, dense(h, p[4], p[5]), B, T)
-	v := splitHeads(c, dense(h, p[6], p[7]), B, T)
-	scores := Add(dot(q, 2, k, 2, true), causalBias(x.Graph(), T)) // [B·H, T, T]
-	att := mergeHeads(c, dot(softmaxLast(scores), 2, v, 1, true), B, T)
-	x = Add(x, dense(att, p[8], p[9]))
+	q := splitHeads(c, MulScalar(c.dense(h, p[2], p[3]), 1/math.Sqrt(float64(dh))), B, T)
+	k := splitHeads(c, c.dense(h, p[4], p[5]), B, T)
+	v := splitHeads(c, c.dense(h, p[6], p[7]), B, T)
+	scores := Add(c.matmul(q, 2, k, 2, true), causalBias(x.Graph(), T)) // [B·H, T, T]
+	att := mergeHeads(c, c.matmul(softmaxLast(scores), 2, v, 1, true), B, T)
+	x = Add(x, c.dense(att, p[8], p[9]))
 	h = layerNorm(x, p[10], p[11])
-	return Add(x, dense(gelu(dense(h, p[12], p[13])), p[14], p[15]))
+	return Add(x, c.dense(gelu(c.dense(h, p[12], p[13])), p[14], p[15]))
 }
 
 // trunk returns the final hidden states [B·T, D] for ids [B, T].
-func trunk(c Config, w weights, ids *Node) *Node {
+func trunk(c arch, w weights, ids *Node) *Node {
 	B, T := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
 	x := embed(c, w, ids)
 	for _, p := range w.layers {
@@ -160,8 +179,8 @@ func trunk(c Config, w weights, ids *Node) *Node {
 }
 
 // logitsGraph is the policy's forward pass: ids [B, T] → logits [B·T, V].
-func logitsGraph(c Config, w weights, ids *Node) *Node {
-	return dense(trunk(c, w, ids), w.headW, w.headB)
+func logitsGraph(c arch, w weights, ids *Node) *Node {
+	return c.dense(trunk(c, w, ids), w.headW, w.headB)
 }
 
 // targetLogProbs returns log softmax(logits)[target] for logits [N, V] and targets [N] int32: [N].

@@ -33,23 +33,25 @@ const (
 func perToken(x *Node, B, T int) *Node { return Reshape(x, B, T) }
 
 // policyLogProbs returns the logits [B·T, V] and the log-probabilities of the targets [B, T].
-func policyLogProbs(c Config, w weights, ids, targets *Node) (logits, logp *Node) {
+func policyLogProbs(c arch, w weights, ids, targets *Node) (logits, logp *Node) {
 	B, T := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
 	logits = logitsGraph(c, w, ids)
 	return logits, perToken(targetLogProbs(logits, Reshape(targets, B*T)), B, T)
 }
 
 // buildLogits: weights, ids [B, T] → logits [B·T, V].
-func buildLogits(c Config) func([]*Node) []*Node {
-	P := len(policySpecs(c))
+func buildLogits(cfg Config) func([]*Node) []*Node {
+	c := arch{cfg, false}
+	P := len(policySpecs(cfg))
 	return func(in []*Node) []*Node {
 		return []*Node{logitsGraph(c, unpackWeights(c, in[:P]), in[P])}
 	}
 }
 
 // buildLogProbs: weights, ids [B, T], targets [B, T] → log p(target) [B, T].
-func buildLogProbs(c Config) func([]*Node) []*Node {
-	P := len(policySpecs(c))
+func buildLogProbs(cfg Config) func([]*Node) []*Node {
+	c := arch{cfg, false}
+	P := len(policySpecs(cfg))
 	return func(in []*Node) []*Node {
 		_, logp := policyLogProbs(c, unpackWeights(c, in[:P]), in[P], in[P+1])
 		return []*Node{logp}
@@ -58,8 +60,9 @@ func buildLogProbs(c Config) func([]*Node) []*Node {
 
 // buildGradAbs: weights, ids, targets, weight [B, T] → Σ_v |∂L/∂logits| [B, T] for the
 // REINFORCE loss L = −Σ weight·log p(target), where weight = advantage·mask/normalizer.
-func buildGradAbs(c Config) func([]*Node) []*Node {
-	P := len(policySpecs(c))
+func buildGradAbs(cfg Config) func([]*Node) []*Node {
+	c := arch{cfg, false} // the gradient stops at the logits
+	P := len(policySpecs(cfg))
 	return func(in []*Node) []*Node {
 		ids, targets, weight := in[P], in[P+1], in[P+2]
 		B, T := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
@@ -121,8 +124,9 @@ func adamUpdate(loss *Node, params, m, v []*Node, stepSize, invSqrtBC2, maxNorm 
 // buildPolicyUpdate: weights, m, v (3·P), ids, targets, mask, weight, oldLogp, adv [B, T], then the
 // scalars stepSize, invSqrtBC2, clipEps, maxNorm → new weights, m, v, loss, clipFrac, approxKL.
 // weight holds each token's share in the aggregated loss (token_mean or seq_mean_token_mean).
-func buildPolicyUpdate(c Config, kind string) func([]*Node) []*Node {
-	P := len(policySpecs(c))
+func buildPolicyUpdate(cfg Config, kind string) func([]*Node) []*Node {
+	c := arch{cfg, true}
+	P := len(policySpecs(cfg))
 	return func(in []*Node) []*Node {
 		params, m, v, rest := in[:P], in[P:2*P], in[2*P:3*P], in[3*P:]
 		ids, targets, mask, weight, oldLogp, adv := rest[0], rest[1], rest[2], rest[3], rest[4], rest[5]
@@ -136,14 +140,15 @@ func buildPolicyUpdate(c Config, kind string) func([]*Node) []*Node {
 }
 
 // valuesGraph is the critic's forward pass: ids [B, T] → values [B, T].
-func valuesGraph(c Config, w weights, ids *Node) *Node {
+func valuesGraph(c arch, w weights, ids *Node) *Node {
 	B, T := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
-	return perToken(dense(trunk(c, w, ids), w.headW, w.headB), B, T)
+	return perToken(c.dense(trunk(c, w, ids), w.headW, w.headB), B, T)
 }
 
 // buildValues: critic weights, ids [B, T] → values [B, T].
-func buildValues(c Config) func([]*Node) []*Node {
-	P := len(criticSpecs(c))
+func buildValues(cfg Config) func([]*Node) []*Node {
+	c := arch{cfg, false}
+	P := len(criticSpecs(cfg))
 	return func(in []*Node) []*Node {
 		return []*Node{valuesGraph(c, unpackWeights(c, in[:P]), in[P])}
 	}
@@ -164,8 +169,9 @@ func valueLoss(values, oldValues, returns, mask, clip *Node, clipped bool) *Node
 
 // buildValueUpdate: critic weights, m, v, ids, oldValues, returns, mask [B, T], then stepSize,
 // invSqrtBC2, clip → new weights, m, v, loss.
-func buildValueUpdate(c Config, clipped bool) func([]*Node) []*Node {
-	P := len(criticSpecs(c))
+func buildValueUpdate(cfg Config, clipped bool) func([]*Node) []*Node {
+	c := arch{cfg, true}
+	P := len(criticSpecs(cfg))
 	return func(in []*Node) []*Node {
 		params, m, v, rest := in[:P], in[P:2*P], in[2*P:3*P], in[3*P:]
 		ids, oldValues, returns, mask := rest[0], rest[1], rest[2], rest[3]

@@ -1,0 +1,160 @@
+package gomlxmodel
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Critic is the book's value model (arl.make_critic): a copy of a policy's trunk with a fresh
+// scalar value head [D, 1], and its own Adam state.
+type Critic struct {
+	mu sync.Mutex
+	st *netState
+}
+
+// NewCritic copies policy's trunk weights and draws a fresh value head from seed (N(0, 0.02)
+// weights, zero bias). The critic's Adam state starts at zero.
+func NewCritic(policy *Model, seed int64) (*Critic, error) {
+	policy.mu.Lock()
+	src, err := policy.st.clone()
+	policy.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	cfg := src.cfg
+	rng := newRNG(seed)
+	nTrunk := len(trunkSpecs(cfg))
+	st := newState(cfg, criticSpecs(cfg), func(i int, s paramSpec) []float32 {
+		if i < nTrunk {
+			v, err2 := floatsCopy(src.params[i])
+			if err2 != nil {
+				err = err2
+			}
+			return v
+		}
+		return initParam(cfg, s, rng)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Critic{st: st}, nil
+}
+
+// Config returns the critic's configuration (its policy's).
+func (c *Critic) Config() Config { return c.st.cfg }
+
+// NumParams returns the number of trainable parameters.
+func (c *Critic) NumParams() int { return countParams(c.st.specs) }
+
+// Clone returns an independent copy of the critic: weights, Adam moments and step count.
+func (c *Critic) Clone() (*Critic, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, err := c.st.clone()
+	if err != nil {
+		return nil, err
+	}
+	return &Critic{st: st}, nil
+}
+
+// Values is arl.critic_values: for ids [B·T] it returns [B·(T-1)], where index j is the value of
+// the state before token j+1 (the critic's output at position j).
+func (c *Critic) Values(ids []int32, B, T int) ([]float32, error) {
+	cfg := c.st.cfg
+	p, err := newPadded(B, T, cfg.MaxLen)
+	if err != nil {
+		return nil, err
+	}
+	in, _, err := p.ids(ids, cfg.Vocab)
+	if err != nil {
+		return nil, err
+	}
+	e, err := getExec(cfg, kindValues, buildValues(cfg))
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	out, err := run(e, kindValues, append(c.st.paramArgs(), i32Tensor(in, p.Bp, p.Tp)))
+	c.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	v, err := floats(out[0])
+	if err != nil {
+		return nil, err
+	}
+	return p.unpred(v), nil
+}
+
+// Update is one Adam step (learning rate lr) on arl.value_loss(values, oldValues, returns, mask,
+// clip): the masked token mean of the squared error, PPO-clipped around oldValues when clip > 0.
+// oldValues, returns and mask are [B·(T-1)]. It returns the loss before the step.
+func (c *Critic) Update(ids []int32, B, T int, oldValues, returns, mask []float32, clip, lr float64) (float64, error) {
+	cfg := c.st.cfg
+	if !(lr > 0) {
+		return 0, fmt.Errorf("gomlxmodel: learning rate must be positive, got %g", lr)
+	}
+	p, err := newPadded(B, T, cfg.MaxLen)
+	if err != nil {
+		return 0, err
+	}
+	in, _, err := p.ids(ids, cfg.Vocab)
+	if err != nil {
+		return 0, err
+	}
+	returnsP, err := p.pred(returns, "returns")
+	if err != nil {
+		return 0, err
+	}
+	maskP, err := p.pred(mask, "mask")
+	if err != nil {
+		return 0, err
+	}
+	kind := kindValueUpdate
+	oldP := make([]float32, p.Bp*p.Tp)
+	if clip > 0 {
+		kind = kindValueClip
+		if oldP, err = p.pred(oldValues, "oldValues"); err != nil {
+			return 0, err
+		}
+	}
+	e, err := getExec(cfg, kind, buildValueUpdate(cfg, clip > 0))
+	if err != nil {
+		return 0, err
+	}
+	dims := []int{p.Bp, p.Tp}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	stepSize, invSqrtBC2 := c.st.adamScalars(lr)
+	args := append(c.st.trainArgs(), i32Tensor(in, dims...), f32Tensor(oldP, dims...), f32Tensor(returnsP, dims...),
+		f32Tensor(maskP, dims...), stepSize, invSqrtBC2, float32(clip))
+	out, err := run(e, kind, args)
+	if err != nil {
+		return 0, err
+	}
+	P := len(c.st.params)
+	loss, err := scalar(out[3*P])
+	if err != nil {
+		return 0, err
+	}
+	c.st.replace(out[:3*P])
+	return loss, nil
+}
+
+// ValueLoss evaluates arl.value_loss on the host (for tests and reporting): the masked token mean
+// of (v − R)², or with clip > 0 of max((v − R)², (old + clip(v − old, −clip, clip) − R)²).
+func ValueLoss(values, oldValues, returns, mask []float32, clip float64) float64 {
+	num, den := 0.0, 0.0
+	for i, v := range values {
+		e := float64(v) - float64(returns[i])
+		sq := e * e
+		if clip > 0 {
+			d := min(max(float64(v)-float64(oldValues[i]), -clip), clip)
+			ec := float64(oldValues[i]) + d - float64(returns[i])
+			sq = max(sq, ec*ec)
+		}
+		num += sq * float64(mask[i])
+		den += float64(mask[i])
+	}
+	return num / max(den, 1)
+}

@@ -1,0 +1,108 @@
+package gomlxmodel
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestDecoderMatchesForward feeds rows with prefills of different sizes, single sampled tokens and a
+// reset, across cache growth, and checks every Step's logits against the full forward pass
+// (max abs difference ≤ 1e-5), at TinyAgent's real size.
+func TestDecoderMatchesForward(t *testing.T) {
+	cfg := DefaultConfig(150)
+	m := mustNew(t, cfg, 11)
+	rng := rand.New(rand.NewPCG(11, 12))
+	const B = 3
+	d, err := m.NewDecoder(B)
+	if err != nil {
+		t.Fatal(err)
+	}
+	V := cfg.Vocab
+	seqs := make([][]int32, B)
+	worst := 0.0
+	check := func(step int, logits []float32, active []bool) {
+		t.Helper()
+		for b := range B {
+			if !active[b] {
+				continue
+			}
+			T := len(seqs[b])
+			if d.Len(b) != T {
+				t.Fatalf("step %d row %d: Len %d, want %d", step, b, d.Len(b), T)
+			}
+			full, err := m.Logits(seqs[b], 1, T)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := full[(T-1)*V : T*V]
+			for v := range V {
+				diff := math.Abs(float64(logits[b*V+v] - want[v]))
+				worst = math.Max(worst, diff)
+				if diff > 1e-5 {
+					t.Fatalf("step %d row %d (len %d): logit %d = %g, full forward %g", step, b, T, v, logits[b*V+v], want[v])
+				}
+			}
+		}
+	}
+	for step := range 14 {
+		active := make([]bool, B)
+		for b := range B {
+			if step == 7 && b == 1 { // a per-call context view: start the row again
+				d.ResetRow(b)
+				seqs[b] = nil
+			}
+			var n int
+			switch {
+			case step == 0 || (step == 7 && b == 1):
+				n = 5 + 9*b // prefill
+			case step%4 == 3:
+				n = 1 + rng.IntN(12) // an observation
+			default:
+				n = 1 // the sampled token
+			}
+			if b == 2 && step%5 == 4 {
+				continue // nothing queued for this row
+			}
+			tok := randomIDs(rng, n, V)
+			seqs[b] = append(seqs[b], tok...)
+			d.Feed(b, tok)
+			active[b] = true
+		}
+		logits, err := d.Step()
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(step, logits, active)
+	}
+	if d.L <= TimeBucket {
+		t.Errorf("cache never grew (capacity %d)", d.L)
+	}
+	t.Logf("max abs difference %.2g", worst)
+}
+
+func TestDecoderErrors(t *testing.T) {
+	cfg := tinyConfig()
+	m := mustNew(t, cfg, 1)
+	if _, err := m.NewDecoder(0); err == nil {
+		t.Error("NewDecoder(0): no error")
+	}
+	d, err := m.NewDecoder(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Feed(0, make([]int32, cfg.MaxLen+1))
+	if _, err := d.Step(); err == nil {
+		t.Error("overflowing MaxLen: no error")
+	}
+	d.ResetRow(0)
+	d.Feed(1, []int32{int32(cfg.Vocab)})
+	if _, err := d.Step(); err == nil {
+		t.Error("token outside the vocabulary: no error")
+	}
+	d.ResetRow(1)
+	logits, err := d.Step()
+	if err != nil || len(logits) != 2*cfg.Vocab {
+		t.Errorf("empty Step: %d logits, %v", len(logits), err)
+	}
+}
