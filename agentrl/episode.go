@@ -1,5 +1,10 @@
 package agentrl
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Owner says who produced a token (arl.OWNER): only policy tokens are actions.
 type Owner int8
 
@@ -121,4 +126,33 @@ func (e *Episode) LastObs() string {
 		return ""
 	}
 	return e.Obs[len(e.Obs)-1]
+}
+
+// Transcript renders the episode one segment per line, tokens as words (<nl> shown as such): the prompt (with
+// <bos>), then each call and its observation, then the outcome.
+func (e *Episode) Transcript() string {
+	var b strings.Builder
+	label := ""
+	for i, id := range e.IDs {
+		l := "prompt"
+		switch {
+		case e.Owner[i] == OwnerPolicy:
+			l = fmt.Sprintf("call %d", e.Turn[i])
+		case e.Owner[i] == OwnerTool || e.Owner[i] == OwnerTemplate && i > 0:
+			l = fmt.Sprintf("obs %d", e.Turn[i])
+		}
+		if l != label {
+			if label != "" {
+				b.WriteString("\n")
+			}
+			fmt.Fprintf(&b, "%-7s|", l)
+			label = l
+		}
+		b.WriteString(" " + e.Tok.Itos[id])
+	}
+	if e.Done {
+		i := e.Info
+		fmt.Fprintf(&b, "\nreward %g | submitted %v | hidden pass %v | turns %d | invalid %d | stop %s", e.Reward, i.Submitted, i.HiddenPass, i.NTurns, i.NInvalid, i.Stop)
+	}
+	return b.String()
 }

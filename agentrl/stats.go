@@ -16,17 +16,14 @@ type Stats struct {
 // BehaviorStats is arl.behavior_stats.
 func BehaviorStats(trajs []Trajectory) Stats {
 	infos := make([]Info, len(trajs))
-	s := Stats{}
 	for i, t := range trajs {
 		infos[i] = t.Info
+	}
+	s := InfoStats(infos)
+	for _, t := range trajs {
 		s.Reward += t.Reward
 	}
-	s = InfoStats(infos)
 	if len(trajs) > 0 {
-		s.Reward = 0
-		for _, t := range trajs {
-			s.Reward += t.Reward
-		}
 		s.Reward /= float64(len(trajs))
 	}
 	return s
