@@ -21,7 +21,6 @@ func (e *EarlyStopEnv) Step(action string) (string, float64, bool, Info) {
 	e.Done = true
 	info = e.FinalInfo(false)
 	info.Stop = StopInvalid
-	e.Last = info
 	return obs, e.Reward(info), true, info
 }
 
@@ -53,7 +52,6 @@ func (e *MixedTurnEnv) Step(action string) (string, float64, bool, Info) {
 	}
 	e.Done = true
 	info = e.FinalInfo(true)
-	e.Last = info
 	return obs, e.Reward(info), true, info
 }
 

@@ -97,7 +97,7 @@ type EditBudgetEnv struct {
 	Task                           Task
 	Source                         string // current source (after edits)
 	NTurns, NReads, NTests, NEdits int
-	Last                           Info // terminal info once Done
+	Last                           Info // terminal info of the env's own ending (wrappers that end an episode do not update it)
 }
 
 // NewEditBudgetEnv is arl.EditBudgetEnv(max_turns, reward, max_edits); a nil reward is the hidden-test verdict.
