@@ -1,0 +1,79 @@
+package gomlxmodel
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestCritic(t *testing.T) {
+	cfg := tinyConfig()
+	policy := mustNew(t, cfg, 6)
+	c, err := NewCritic(policy, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := policy.NumParams() - (cfg.DModel+1)*cfg.Vocab + cfg.DModel + 1; c.NumParams() != want {
+		t.Errorf("critic has %d parameters, want %d", c.NumParams(), want)
+	}
+	rng := rand.New(rand.NewPCG(6, 7))
+	B, T := 4, 10
+	ids := randomIDs(rng, B*T, cfg.Vocab)
+	returns, mask := make([]float32, B*(T-1)), make([]float32, B*(T-1))
+	for i := range returns {
+		returns[i] = float32(rng.NormFloat64())
+		if rng.IntN(3) > 0 {
+			mask[i] = 1
+		}
+	}
+	for _, clip := range []float64{0, 0.2} {
+		c2, err := c.Clone()
+		if err != nil {
+			t.Fatal(err)
+		}
+		old, err := c2.Values(ids, B, T)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(old) != B*(T-1) {
+			t.Fatalf("Values returned %d values, want %d", len(old), B*(T-1))
+		}
+		var first, last float64
+		for i := range 10 {
+			values, err := c2.Values(ids, B, T)
+			if err != nil {
+				t.Fatal(err)
+			}
+			loss, err := c2.Update(ids, B, T, old, returns, mask, clip, 1e-2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := ValueLoss(values, old, returns, mask, clip); math.Abs(loss-want) > 1e-4*math.Max(1, want) {
+				t.Errorf("clip %g step %d: graph loss %g, host value_loss %g", clip, i, loss, want)
+			}
+			if i == 0 {
+				first = loss
+			}
+			last = loss
+		}
+		if !(last < first) {
+			t.Errorf("clip %g: value loss %g -> %g, want a decrease", clip, first, last)
+		}
+	}
+	// The critic's clone is independent and its stream is bit-exact.
+	var a, b bytes.Buffer
+	if _, err := c.WriteTo(&a); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadCritic(bytes.NewReader(a.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.WriteTo(&b); err != nil || !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatalf("ReadCritic(WriteTo) is not bit-exact (%v)", err)
+	}
+	if _, err := c.Update(ids, B, T, nil, returns, mask, 0, 0); err == nil {
+		t.Error("zero learning rate: no error")
+	}
+}
