@@ -240,7 +240,7 @@ func (m *Model) Save(dir string) error {
 		return err
 	}
 	set := func(scope, name string, t *tensors.Tensor) {
-		v := ctx.InAbsPath("/" + scope).Checked(false).VariableWithValue(name, t)
+		v := ctx.InAbsPath("/"+scope).Checked(false).VariableWithValue(name, t)
 		if value, err := v.Value(); err != nil || value != t {
 			v.MustSetValue(t) // overrides a value loaded from an older checkpoint in dir
 		}
