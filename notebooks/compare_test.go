@@ -1,0 +1,156 @@
+package notebooks
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestSanitizer(t *testing.T) {
+	t.Setenv("AGENTRL_CACHE", "/data/agentrl-cache")
+	s := NewSanitizer("/work/clone")
+	for in, want := range map[string]string{
+		"took 12.3s": "took <duration>",
+		"step 3/40 done in 850ms, total 1m2.5s, eta 2h0m0s": "step 3/40 done in <duration>, total <duration>, eta <duration>",
+		"elapsed 0.123 | remaining: 4":                      "elapsed <duration> | remaining: <duration>",
+		"throughput 12.5 steps/s, 300 tokens/s":             "throughput <rate>, <rate>",
+		"progress: train step 3/40 | elapsed 5s":            "",
+		"cache: loaded default-run":                         "",
+		"  cache: computed x in 3m2s":                       "",
+		"model at /work/clone/agentrl/x.go":                 "model at <repo>/agentrl/x.go",
+		"stored in /data/agentrl-cache/runs/a.bin":          "stored in <cache>/runs/a.bin",
+		`work dir "/tmp/gonb_1a2b3c4d/main.go"`:             `work dir "<tmp>"`,
+		"package gonb_1a2b3c4d":                             "package gonb_<id>",
+		"50%\r100% done":                                    "100% done",
+		"\x1b[7mred\x1b[0m text   ":                         "red text",
+		// Book lines keep every number.
+		"max_turns  6 | tokens per episode  38.0 (max 144) | policy share 0.30 | context overflow 0.00": "max_turns  6 | tokens per episode  38.0 (max 144) | policy share 0.30 | context overflow 0.00",
+		"default       |         0.762   1.02   0.80   0.96   3.88 | +0.711":                            "default       |         0.762   1.02   0.80   0.96   3.88 | +0.711",
+		"train pass, steps 30-39 0.67 | 16 episodes, 64 episodes per step":                              "train pass, steps 30-39 0.67 | 16 episodes, 64 episodes per step",
+	} {
+		if got := s.Text(in); got != want {
+			t.Errorf("Text(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := s.Text("a\n\nb\n\n\n"); got != "a\n\nb" {
+		t.Errorf("trailing empty lines: got %q", got)
+	}
+}
+
+func mustNotebook(t *testing.T, js string) *Notebook {
+	t.Helper()
+	nb := &Notebook{Path: "x.ipynb"}
+	if err := json.Unmarshal([]byte(js), nb); err != nil {
+		t.Fatal(err)
+	}
+	return nb
+}
+
+func TestFailures(t *testing.T) {
+	nb := mustNotebook(t, `{"cells": [
+	 {"cell_type": "markdown", "source": "# t", "outputs": []},
+	 {"cell_type": "code", "source": ["%%\n", "fmt.Println(1)"], "outputs": [
+	  {"output_type": "stream", "name": "stdout", "text": "1\nnot a panic: here\n"}]},
+	 {"cell_type": "code", "source": "%%\npanic(\"boom\")", "outputs": [
+	  {"output_type": "stream", "name": "stderr", "text": "panic: "},
+	  {"output_type": "stream", "name": "stderr", "text": "boom"},
+	  {"output_type": "stream", "name": "stderr", "text": "\n\ngoroutine 1 [running]:\nexit status 2\n"}]},
+	 {"cell_type": "code", "source": "%%\nos.Exit(3)", "outputs": [
+	  {"output_type": "stream", "name": "stderr", "text": ["exit status 3\n"]}]},
+	 {"cell_type": "code", "source": "%%\nx()", "outputs": [
+	  {"output_type": "error", "ename": "ERROR", "evalue": "undefined: x", "traceback": []}]}
+	]}`)
+	got := Failures(nb)
+	if len(got) != 3 {
+		t.Fatalf("Failures = %d items, want 3:\n%s", len(got), strings.Join(got, "\n"))
+	}
+	for i, want := range []string{"code cell 2 [%%]: Go failure on stderr: panic: boom", "exit status 3", "undefined: x"} {
+		if !strings.Contains(got[i], want) {
+			t.Errorf("failure %d = %q, want it to contain %q", i, got[i], want)
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	s := NewSanitizer("/repo")
+	committed := mustNotebook(t, `{"cells": [
+	 {"cell_type": "code", "source": "a", "outputs": [{"output_type": "stream", "name": "stdout", "text": "x 1\ntook 3s\n"}]},
+	 {"cell_type": "code", "source": "// nbtest: skip-compare\nb", "outputs": [{"output_type": "stream", "name": "stdout", "text": "7\n"}]},
+	 {"cell_type": "code", "source": "c", "outputs": [
+	   {"output_type": "display_data", "data": {"image/svg+xml": "<svg/>", "text/plain": "fig"}, "metadata": {}},
+	   {"output_type": "stream", "name": "stdout", "text": "line 1\nline 2\nline 3\n"}]}
+	]}`)
+	same := mustNotebook(t, `{"cells": [
+	 {"cell_type": "code", "source": "a", "outputs": [{"output_type": "stream", "name": "stdout", "text": "x 1\ntook 450ms\n"}, {"output_type": "stream", "name": "stderr", "text": "progress: 1/2\n"}]},
+	 {"cell_type": "code", "source": "// nbtest: skip-compare\nb", "outputs": [{"output_type": "stream", "name": "stdout", "text": "8\n"}]},
+	 {"cell_type": "code", "source": "c", "outputs": [
+	   {"output_type": "stream", "name": "stdout", "text": "line 1\nline 2\n"},
+	   {"output_type": "display_data", "data": {"image/svg+xml": "<svg width=2/>", "text/plain": "fig"}, "metadata": {}},
+	   {"output_type": "stream", "name": "stdout", "text": "line 3\n"}]}
+	]}`)
+	if d := Compare(committed, same, s); len(d) != 0 {
+		t.Errorf("Compare found differences where the sanitizers should hide them:\n%s", strings.Join(d, "\n"))
+	}
+	changed := mustNotebook(t, `{"cells": [
+	 {"cell_type": "code", "source": "a", "outputs": [{"output_type": "stream", "name": "stdout", "text": "x 2\ntook 3s\n"}]},
+	 {"cell_type": "code", "source": "// nbtest: skip-compare\nb", "outputs": []},
+	 {"cell_type": "code", "source": "c", "outputs": [{"output_type": "stream", "name": "stdout", "text": "line 1\nline 2\nline 3\n"}]}
+	]}`)
+	d := Compare(committed, changed, s)
+	if len(d) != 2 {
+		t.Fatalf("Compare = %d differences, want 2:\n%s", len(d), strings.Join(d, "\n"))
+	}
+	if !strings.Contains(d[0], "- x 1") || !strings.Contains(d[0], "+ x 2") || !strings.Contains(d[0], "code cell 1") {
+		t.Errorf("diff of cell 1 = %s", d[0])
+	}
+	if !strings.Contains(d[1], "- [display image/svg+xml]") {
+		t.Errorf("a vanished figure must show: %s", d[1])
+	}
+	if d := Compare(committed, mustNotebook(t, `{"cells": []}`), s); len(d) != 1 || !strings.Contains(d[0], "code cells") {
+		t.Errorf("cell count change: %v", d)
+	}
+}
+
+func TestDiff(t *testing.T) {
+	a := "1\n2\n3\n4\n5\n6\n7\n8\n9"
+	b := "1\n2\n3\n4\nfive\n6\n7\n8\n9"
+	want := "      3\n      4\n    - 5\n    + five\n      6\n      7"
+	if got := Diff(a, b, 2, 40); got != want {
+		t.Errorf("Diff =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	paths := []string{"nb/12.1-observations.ipynb", "nb/12.2-credit.ipynb", "nb/12.4-context.ipynb"}
+	for spec, want := range map[string]string{
+		"":                         "nb/12.1-observations.ipynb nb/12.2-credit.ipynb nb/12.4-context.ipynb",
+		"none":                     "",
+		"12.4,12.1":                "nb/12.1-observations.ipynb nb/12.4-context.ipynb",
+		"12.2-credit":              "nb/12.2-credit.ipynb",
+		" 12.2-credit.ipynb, 12.2": "nb/12.2-credit.ipynb",
+	} {
+		got, err := Select(paths, spec)
+		if err != nil || strings.Join(got, " ") != want {
+			t.Errorf("Select(%q) = %v, %v; want %s", spec, got, err, want)
+		}
+	}
+	if _, err := Select(paths, "12.9"); err == nil {
+		t.Error("Select of an unknown notebook must fail")
+	}
+	if Section("a/12.3-turn-budgets.ipynb") != "12.3" {
+		t.Error("Section")
+	}
+}
+
+func TestMarkers(t *testing.T) {
+	if !(Cell{Source: "\n// nbtest: skip-compare: timing\n%%"}).SkipsCompare() {
+		t.Error("marker on the first line must skip")
+	}
+	if (Cell{Source: "%%\n// nbtest: skip-compare"}).SkipsCompare() {
+		t.Error("marker below the first line must not skip")
+	}
+	nb := mustNotebook(t, `{"cells": [{"cell_type": "markdown", "source": ["# 12.3\n", "nbtest: draft"]}]}`)
+	if !nb.Draft() {
+		t.Error("draft marker in markdown")
+	}
+}

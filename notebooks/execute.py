@@ -1,0 +1,55 @@
+"""Execute one notebook with the GoNB kernel through nbclient (run by the Python that owns jupyter).
+
+usage: python3 execute.py SRC DST KERNEL_CWD CELL_TIMEOUT_S STARTUP_TIMEOUT_S
+
+The kernel runs in KERNEL_CWD, which GoNB exports to cells as GONB_DIR. Errors are kept as outputs
+(allow_errors) so every cell runs; the Go harness judges the result. Per-cell progress goes to stderr as
+"nbexec: cell I/N [line] S.Ss". Exit status: 0 executed (whatever the cells did), 2 the run could not finish
+(kernel did not start, died, or a cell timed out); DST then holds what was executed so far.
+"""
+import sys
+import time
+
+import nbformat
+from nbclient import NotebookClient
+
+
+def main():
+    src, dst, cwd, cell_timeout, startup_timeout = sys.argv[1:6]
+    nb = nbformat.read(src, as_version=4)
+    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.strip()]
+    started = {}
+
+    def on_start(cell, cell_index, **_):
+        started[cell_index] = time.monotonic()
+
+    def on_executed(cell, cell_index, **_):
+        first = cell.source.strip().splitlines()[0][:60]
+        took = time.monotonic() - started.get(cell_index, time.monotonic())
+        print(f"nbexec: cell {code.index(cell_index) + 1}/{len(code)} [{first}] {took:.1f}s",
+              file=sys.stderr, flush=True)
+
+    client = NotebookClient(
+        nb,
+        timeout=int(cell_timeout),
+        startup_timeout=int(startup_timeout),
+        kernel_name="gonb",
+        allow_errors=True,
+        record_timing=False,
+        resources={"metadata": {"path": cwd}},
+        on_cell_start=on_start,
+        on_cell_executed=on_executed,
+    )
+    status = 0
+    try:
+        client.execute()
+    except Exception as e:  # timeout, dead kernel, kernel that never started
+        print(f"nbexec: {type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}",
+              file=sys.stderr, flush=True)
+        status = 2
+    nbformat.write(nb, dst)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

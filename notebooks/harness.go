@@ -1,0 +1,393 @@
+// Package notebooks executes the chapter's GoNB notebooks through real Jupyter and checks them: no error outputs,
+// no silent Go failures, outputs equal to the committed ones after documented sanitizers, and the book-vs-run
+// report (report.go). The test in this package runs it; `go run ./notebooks/cmd/execute` writes executed outputs
+// back into the committed notebooks.
+//
+// Environment:
+//
+//	AGENTRL_NOTEBOOKS=12.1,12.4     execute only these notebooks (section number or file name); "none" executes none
+//	AGENTRL_NOTEBOOKS_OPTIONAL=1    skip notebook execution when Jupyter or GoNB is missing (default: fail)
+//	AGENTRL_CELL_TIMEOUT=40m        per-cell timeout (Go duration)
+//	AGENTRL_JUPYTER=/path/jupyter   the jupyter command (default /usr/bin/jupyter, else the one on PATH)
+package notebooks
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Notebook is the part of an .ipynb file the harness reads.
+type Notebook struct {
+	Path  string `json:"-"`
+	Cells []Cell `json:"cells"`
+}
+
+// Cell is one notebook cell.
+type Cell struct {
+	Type           string   `json:"cell_type"` // "code", "markdown", "raw"
+	Source         Text     `json:"source"`
+	Outputs        []Output `json:"outputs"`
+	ExecutionCount *int     `json:"execution_count"` // nil for a code cell never executed
+}
+
+// Output is one output of a code cell.
+type Output struct {
+	Type   string                     `json:"output_type"` // "stream", "display_data", "execute_result", "error"
+	Name   string                     `json:"name"`        // stream: "stdout" or "stderr"
+	Text   Text                       `json:"text"`
+	Data   map[string]json.RawMessage `json:"data"`
+	EName  string                     `json:"ename"`
+	EValue string                     `json:"evalue"`
+}
+
+// Text is a notebook string, stored in JSON either as one string or as a list of lines.
+type Text string
+
+// UnmarshalJSON accepts a string or a list of strings.
+func (t *Text) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*t = Text(s)
+		return nil
+	}
+	var parts []string
+	if err := json.Unmarshal(b, &parts); err != nil {
+		return err
+	}
+	*t = Text(strings.Join(parts, ""))
+	return nil
+}
+
+// Load reads a notebook.
+func Load(path string) (*Notebook, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	nb := &Notebook{Path: path}
+	if err := json.Unmarshal(data, nb); err != nil {
+		return nil, fmt.Errorf("%s: not a notebook: %w", path, err)
+	}
+	return nb, nil
+}
+
+// CodeCells returns the code cells in order.
+func (nb *Notebook) CodeCells() []Cell {
+	var cells []Cell
+	for _, c := range nb.Cells {
+		if c.Type == "code" {
+			cells = append(cells, c)
+		}
+	}
+	return cells
+}
+
+// Marker is the comment that, on the first line of a code cell, exempts its outputs from comparison (the cell
+// must still run without failures).
+const Marker = "nbtest: skip-compare"
+
+// DraftMarker, anywhere in a markdown cell, says the notebook is not written yet: the report lists the book's
+// lines of its section as missing without failing.
+const DraftMarker = "nbtest: draft"
+
+// SkipsCompare reports whether the cell carries Marker on its first non-empty line.
+func (c Cell) SkipsCompare() bool {
+	for _, line := range strings.Split(string(c.Source), "\n") {
+		if strings.TrimSpace(line) != "" {
+			return strings.Contains(line, Marker)
+		}
+	}
+	return false
+}
+
+// Draft reports whether a markdown cell of the notebook carries DraftMarker.
+func (nb *Notebook) Draft() bool {
+	for _, c := range nb.Cells {
+		if c.Type == "markdown" && strings.Contains(string(c.Source), DraftMarker) {
+			return true
+		}
+	}
+	return false
+}
+
+// Section returns the chapter section of a notebook file, "12.1" for "12.1-observations-are-inputs.ipynb".
+func Section(path string) string {
+	name := filepath.Base(path)
+	if i := strings.IndexByte(name, '-'); i > 0 {
+		return name[:i]
+	}
+	return strings.TrimSuffix(name, ".ipynb")
+}
+
+// Chapter returns the chapter's notebooks in dir (the .ipynb files not starting with "." or "_"), sorted.
+func Chapter(dir string) ([]string, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.ipynb"))
+	if err != nil {
+		return nil, err
+	}
+	paths = slices.DeleteFunc(paths, func(p string) bool {
+		b := filepath.Base(p)
+		return strings.HasPrefix(b, ".") || strings.HasPrefix(b, "_")
+	})
+	slices.Sort(paths)
+	return paths, nil
+}
+
+// Select keeps the notebooks named in spec, a comma-separated list of sections ("12.1") or file names (with or
+// without ".ipynb"). An empty spec keeps all; "none" keeps none. A name that matches nothing is an error.
+func Select(paths []string, spec string) ([]string, error) {
+	spec = strings.TrimSpace(spec)
+	if spec == "" {
+		return paths, nil
+	}
+	if spec == "none" {
+		return nil, nil
+	}
+	var out []string
+	for _, name := range strings.Split(spec, ",") {
+		name = strings.TrimSuffix(strings.TrimSpace(name), ".ipynb")
+		if name == "" {
+			continue
+		}
+		found := false
+		for _, p := range paths {
+			base := strings.TrimSuffix(filepath.Base(p), ".ipynb")
+			if base == name || Section(p) == name || p == name+".ipynb" {
+				found = true
+				if !slices.Contains(out, p) {
+					out = append(out, p)
+				}
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("no notebook matches %q", name)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+//go:embed execute.py
+var executeScript []byte
+
+// Runner executes notebooks with the GoNB kernel through nbclient.
+type Runner struct {
+	Jupyter        string        // the jupyter command
+	Python         string        // the interpreter that runs jupyter (has nbclient)
+	CellTimeout    time.Duration // per cell
+	StartupTimeout time.Duration // kernel start
+	Log            io.Writer     // per-cell progress ("nbexec: cell 3/9 [...] 1.2s") and the kernel's stderr
+	env            []string
+}
+
+// ErrNoJupyter is wrapped by NewRunner's error when Jupyter or the GoNB kernel is missing.
+var ErrNoJupyter = errors.New("notebook tools missing")
+
+// setupHint is what to run when something is missing.
+const setupHint = "run `go run ./kernelsetup -install-jupyter` from the repository root (see README.md, Setup)"
+
+// NewRunner finds Jupyter, its Python with nbclient, the GoNB kernel and goimports, or explains what is missing.
+func NewRunner() (*Runner, error) {
+	r := &Runner{CellTimeout: 40 * time.Minute, StartupTimeout: 2 * time.Minute, Log: io.Discard}
+	if s := os.Getenv("AGENTRL_CELL_TIMEOUT"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return nil, fmt.Errorf("AGENTRL_CELL_TIMEOUT=%q: %w", s, err)
+		}
+		r.CellTimeout = d
+	}
+	// The kernel inherits our environment: put `go install`'s directory (gonb, goimports) on PATH.
+	path := os.Getenv("PATH")
+	if out, err := exec.Command("go", "env", "GOBIN", "GOPATH").Output(); err == nil {
+		lines := strings.Split(string(out), "\n")
+		bin := strings.TrimSpace(lines[0])
+		if bin == "" && len(lines) > 1 && strings.TrimSpace(lines[1]) != "" {
+			bin = filepath.Join(filepath.SplitList(strings.TrimSpace(lines[1]))[0], "bin")
+		}
+		if bin != "" {
+			path = bin + string(os.PathListSeparator) + path
+		}
+	}
+	r.env = append(os.Environ(), "PATH="+path)
+	lookPath := func(name string) (string, error) {
+		for _, dir := range filepath.SplitList(path) {
+			p := filepath.Join(dir, name)
+			if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+				return p, nil
+			}
+		}
+		return "", fmt.Errorf("%w: %s not found on PATH or in Go's bin directory: %s", ErrNoJupyter, name, setupHint)
+	}
+
+	r.Jupyter = os.Getenv("AGENTRL_JUPYTER")
+	if r.Jupyter == "" {
+		if _, err := os.Stat("/usr/bin/jupyter"); err == nil {
+			r.Jupyter = "/usr/bin/jupyter"
+		} else if p, err := exec.LookPath("jupyter"); err == nil {
+			r.Jupyter = p
+		} else {
+			return nil, fmt.Errorf("%w: jupyter not found: %s", ErrNoJupyter, setupHint)
+		}
+	}
+	r.Python = interpreter(r.Jupyter)
+	if r.Python == "" {
+		return nil, fmt.Errorf("%w: cannot tell which python runs %s", ErrNoJupyter, r.Jupyter)
+	}
+	if out, err := exec.Command(r.Python, "-c", "import nbformat, nbclient").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%w: %s cannot import nbclient (%s): %s", ErrNoJupyter, r.Python,
+			lastLine(string(out)), setupHint)
+	}
+	cmd := exec.Command(r.Jupyter, "kernelspec", "list", "--json")
+	cmd.Env = r.env
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%w: `%s kernelspec list` failed (%v): %s", ErrNoJupyter, r.Jupyter, err, setupHint)
+	}
+	var specs struct {
+		Kernelspecs map[string]struct {
+			Spec struct {
+				Argv []string `json:"argv"`
+			} `json:"spec"`
+		} `json:"kernelspecs"`
+	}
+	if err := json.Unmarshal(out, &specs); err != nil {
+		return nil, fmt.Errorf("reading `jupyter kernelspec list --json`: %w", err)
+	}
+	gonb, ok := specs.Kernelspecs["gonb"]
+	if !ok || len(gonb.Spec.Argv) == 0 {
+		return nil, fmt.Errorf("%w: the gonb kernel is not registered with Jupyter: %s", ErrNoJupyter, setupHint)
+	}
+	if _, err := os.Stat(gonb.Spec.Argv[0]); err != nil {
+		return nil, fmt.Errorf("%w: the gonb kernel points to %s, which is missing: %s", ErrNoJupyter,
+			gonb.Spec.Argv[0], setupHint)
+	}
+	if _, err := lookPath("goimports"); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// interpreter returns the interpreter named in a script's shebang, resolved on PATH; "" if none.
+func interpreter(script string) string {
+	f, err := os.Open(script)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	line, ok := strings.CutPrefix(strings.TrimSpace(line), "#!")
+	fields := strings.Fields(line)
+	if !ok || len(fields) == 0 {
+		return ""
+	}
+	py := fields[0]
+	if strings.HasSuffix(py, "/env") && len(fields) > 1 {
+		py = fields[len(fields)-1]
+	}
+	if !strings.Contains(py, "/") {
+		py, _ = exec.LookPath(py)
+	}
+	return py
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// Execute runs notebook src and writes the executed notebook to dst. The kernel runs in src's directory, which
+// GoNB exports to cells as GONB_DIR, so the notebook's link cell finds the repository wherever dst is.
+func (r *Runner) Execute(ctx context.Context, src, dst string) error {
+	src, err := filepath.Abs(src)
+	if err != nil {
+		return err
+	}
+	script, err := os.CreateTemp("", "nbexec-*.py")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(script.Name())
+	if _, err := script.Write(executeScript); err != nil {
+		return err
+	}
+	if err := script.Close(); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, r.Python, script.Name(), src, dst, filepath.Dir(src),
+		fmt.Sprint(int(r.CellTimeout.Seconds())), fmt.Sprint(int(r.StartupTimeout.Seconds())))
+	cmd.Env = append(r.env, "PYDEVD_DISABLE_FILE_VALIDATION=1")
+	var tail tailBuffer
+	cmd.Stdout = io.MultiWriter(r.Log, &tail)
+	cmd.Stderr = io.MultiWriter(r.Log, &tail)
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("executing %s: %v\n%s", filepath.Base(src), err, tail.String())
+	}
+	return nil
+}
+
+// tailBuffer keeps the last 4 KiB written to it.
+type tailBuffer struct{ b []byte }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > 4096 {
+		t.b = t.b[len(t.b)-4096:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string { return string(bytes.TrimSpace(t.b)) }
+
+// Result is what checking one notebook found.
+type Result struct {
+	Path      string
+	Executed  *Notebook     // the executed notebook (nil if execution failed)
+	File      string        // where the executed notebook was written
+	Wall      time.Duration // execution wall time
+	Failures  []string      // error outputs and silent Go failures: these fail the notebook
+	Diffs     []string      // code cells whose sanitized outputs differ from the committed ones
+	Committed *Notebook
+}
+
+// OK reports whether the notebook ran cleanly and reproduced its committed outputs.
+func (r *Result) OK() bool { return len(r.Failures) == 0 && len(r.Diffs) == 0 }
+
+// Check executes the notebook at path into a file in outDir, then looks for failures and compares outputs with
+// the committed ones using s.
+func (r *Runner) Check(ctx context.Context, path, outDir string, s *Sanitizer) (*Result, error) {
+	res := &Result{Path: path, File: filepath.Join(outDir, filepath.Base(path))}
+	committed, err := Load(path)
+	if err != nil {
+		return nil, err
+	}
+	res.Committed = committed
+	start := time.Now()
+	err = r.Execute(ctx, path, res.File)
+	res.Wall = time.Since(start)
+	if err != nil {
+		// A partial notebook may have been written: report its failures too.
+		if nb, lerr := Load(res.File); lerr == nil {
+			res.Executed = nb
+			res.Failures = Failures(nb)
+		}
+		return res, err
+	}
+	if res.Executed, err = Load(res.File); err != nil {
+		return res, err
+	}
+	res.Failures = Failures(res.Executed)
+	res.Diffs = Compare(committed, res.Executed, s)
+	return res, nil
+}

@@ -1,0 +1,216 @@
+package notebooks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// newRunner returns a Runner logging to t, or fails (skips only under AGENTRL_NOTEBOOKS_OPTIONAL=1) when
+// Jupyter or the GoNB kernel is missing.
+func newRunner(t *testing.T) *Runner {
+	t.Helper()
+	r, err := NewRunner()
+	if err != nil {
+		if errors.Is(err, ErrNoJupyter) && os.Getenv("AGENTRL_NOTEBOOKS_OPTIONAL") == "1" {
+			t.Skipf("skipping notebook execution (AGENTRL_NOTEBOOKS_OPTIONAL=1): %v", err)
+		}
+		t.Fatalf("%v\n(set AGENTRL_NOTEBOOKS_OPTIONAL=1 to skip notebook execution where Jupyter is absent)", err)
+	}
+	r.Log = &lineLogger{t: t}
+	return r
+}
+
+// lineLogger passes whole lines to t.Log.
+type lineLogger struct {
+	t   *testing.T
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			break
+		}
+		l.t.Log(string(l.buf[:i]))
+		l.buf = l.buf[i+1:]
+	}
+	return len(p), nil
+}
+
+// testContext ends a little before the test binary's deadline, so a hanging kernel fails the test with a message.
+func testContext(t *testing.T) context.Context {
+	ctx := context.Background()
+	if d, ok := t.Deadline(); ok {
+		c, cancel := context.WithDeadline(ctx, d.Add(-30*time.Second))
+		t.Cleanup(cancel)
+		ctx = c
+	}
+	return ctx
+}
+
+// trackInputs reads the repository's Go sources, go.mod and go.sum, so that `go test`'s result cache (which
+// remembers the files a test opened) reruns the notebooks when the library they import changes.
+func trackInputs(t *testing.T, root string) {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); p != root && (strings.HasPrefix(n, ".") || n == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if n := d.Name(); strings.HasSuffix(n, ".go") || n == "go.mod" || n == "go.sum" {
+			_, err = os.ReadFile(p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHarness checks the harness itself on tiny notebooks that need only GoNB.
+func TestHarness(t *testing.T) {
+	r := newRunner(t)
+	ctx := testContext(t)
+	san := NewSanitizer("")
+	out := t.TempDir()
+	for _, tc := range []struct {
+		name    string
+		failure string // a failure must contain this ("" for none)
+		diff    string // a diff must contain this ("" for none)
+	}{
+		{"pass", "", ""},
+		{"panic", "panic: boom", ""},
+		{"exit", "exit status 3", ""},
+		{"compile_error", "undefined: undefinedFunction", ""},
+		{"changed", "", "- answer 41\n    + answer 42"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := r.Check(ctx, filepath.Join("testdata", tc.name+".ipynb"), out, san)
+			if err != nil {
+				t.Fatal(err)
+			}
+			failures, diffs := strings.Join(res.Failures, "\n"), strings.Join(res.Diffs, "\n")
+			if (tc.failure == "") != (failures == "") || !strings.Contains(failures, tc.failure) {
+				t.Errorf("failures:\n%s\nwant one containing %q", failures, tc.failure)
+			}
+			if (tc.diff == "") != (diffs == "") || !strings.Contains(diffs, tc.diff) {
+				t.Errorf("diffs:\n%s\nwant one containing %q", diffs, tc.diff)
+			}
+		})
+	}
+}
+
+// TestNotebooks executes the chapter's notebooks (AGENTRL_NOTEBOOKS selects some), checks each, and writes the
+// book-vs-run report to REPORT.md, failing on its class 1 and class 3 rules.
+func TestNotebooks(t *testing.T) {
+	paths, err := Chapter(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	selected, err := Select(paths, os.Getenv("AGENTRL_NOTEBOOKS"))
+	if err != nil {
+		t.Fatalf("AGENTRL_NOTEBOOKS: %v", err)
+	}
+	if len(selected) == 0 {
+		t.Skip("no notebook selected")
+	}
+	r := newRunner(t)
+	ctx := testContext(t)
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trackInputs(t, root)
+	san, out := NewSanitizer(root), t.TempDir()
+
+	executed := map[string]*Notebook{}
+	for _, p := range selected {
+		t.Run(strings.TrimSuffix(filepath.Base(p), ".ipynb"), func(t *testing.T) {
+			res, err := r.Check(ctx, p, out, san)
+			if res != nil {
+				t.Logf("%s executed in %.1fs", filepath.Base(p), res.Wall.Seconds())
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range res.Failures {
+				t.Error(f)
+			}
+			for _, d := range res.Diffs {
+				t.Error(d)
+			}
+			res.Executed.Path = p
+			executed[p] = res.Executed
+		})
+	}
+
+	var nbs []*Notebook
+	sources := map[string]string{}
+	for _, p := range paths {
+		nb, ok := executed[p]
+		if ok {
+			sources[Section(p)] = "executed"
+		} else if nb, err = Load(p); err != nil {
+			t.Fatal(err)
+		} else {
+			sources[Section(p)] = "committed (not executed in this run)"
+		}
+		nbs = append(nbs, nb)
+	}
+	if len(executed) == len(paths) {
+		sources = nil // the usual case: say nothing, so the file matches the one the execute command writes
+	}
+	rep := Evaluate(Sections(nbs))
+	if err := os.WriteFile("REPORT.md", []byte(rep.Markdown(sources)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Failures() {
+		t.Error("book-vs-run: " + f)
+	}
+}
+
+// TestCommittedNotebooks needs no Jupyter: the committed notebooks are executed, show no failure, and their
+// printed lines pass the report's class 1 and class 3 rules.
+func TestCommittedNotebooks(t *testing.T) {
+	paths, err := Chapter(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nbs []*Notebook
+	for _, p := range paths {
+		nb, err := Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range nb.CodeCells() {
+			if c.ExecutionCount == nil && strings.TrimSpace(string(c.Source)) != "" {
+				t.Errorf("%s: %s was never executed: run `go run ./notebooks/cmd/execute %s` and commit the result",
+					p, cellName(i, c), Section(p))
+			}
+		}
+		for _, f := range Failures(nb) {
+			t.Errorf("%s: %s", p, f)
+		}
+		nbs = append(nbs, nb)
+	}
+	for _, f := range Evaluate(Sections(nbs)).Failures() {
+		t.Error("book-vs-run (committed outputs): " + f)
+	}
+}

@@ -1,0 +1,770 @@
+package notebooks
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The book-vs-run report: for each printed line C1…C44 of ../shared/book/reproduction-targets.md, find our
+// printed line in the section's notebooks, extract its values and evaluate the acceptance rule.
+//
+// Classes: "1" structural/exact and "3" qualitative/mechanism gate the test; "2" bands are reported (a base agent
+// that misses the calibration gate re-centres them); "R" is report-only. A check marked soft (the targets say
+// "soft") is reported but does not gate. Rules that need data the line does not print (Σ action_mask, per-step
+// histories) are listed under Unchecked.
+
+// BookLine is one printed line of the book.
+type BookLine struct {
+	ID      string
+	Section string
+	Book    string         // the line as the book prints it
+	re      *regexp.Regexp // matches our line; captures the values
+	rule    func(*ruleCtx) // appends checks
+	// Unchecked names parts of the acceptance rule that cannot be evaluated from printed lines.
+	Unchecked string
+}
+
+// Check is one evaluated part of an acceptance rule.
+type Check struct {
+	Class string // "1", "2", "3" or "R"
+	Soft  bool   // reported, never gating
+	Desc  string
+	OK    bool
+	NA    bool   // a line it refers to is missing
+	Needs string // the missing line
+}
+
+// Gating reports whether a failure of this check fails the test.
+func (c Check) Gating() bool { return (c.Class == "1" || c.Class == "3") && !c.Soft }
+
+// LineResult is the report's row for one book line.
+type LineResult struct {
+	BookLine
+	Ours   string    // our printed line ("" if missing)
+	Values []float64 // values extracted from it
+	Found  bool
+	Gates  bool // the line's absence fails the test (its notebook exists and is not a draft)
+	Checks []Check
+}
+
+// Status is "pass", "FAIL", "outside band", "report", "missing" or "missing (not written)".
+func (r LineResult) Status() string {
+	if !r.Found {
+		if r.Gates {
+			return "missing"
+		}
+		return "missing (not written)"
+	}
+	band, onlyR := false, true
+	for _, c := range r.Checks {
+		if c.NA {
+			continue
+		}
+		if c.Class != "R" && !c.Soft {
+			onlyR = false
+		}
+		if !c.OK && c.Gating() {
+			return "FAIL"
+		}
+		if !c.OK && c.Class == "2" && !c.Soft {
+			band = true
+		}
+	}
+	switch {
+	case band:
+		return "outside band"
+	case onlyR && len(r.Checks) > 0:
+		return "report"
+	}
+	return "pass"
+}
+
+// Failed reports whether the line fails the test: a gating check failed, or the line is missing from a written
+// notebook.
+func (r LineResult) Failed() bool {
+	s := r.Status()
+	return s == "FAIL" || s == "missing"
+}
+
+// Report is the evaluated list of book lines.
+type Report struct {
+	Lines []LineResult
+	byID  map[string]*LineResult
+}
+
+// SectionOutput is what one section's notebooks printed.
+type SectionOutput struct {
+	Lines  []string // stdout lines of all code cells, in order
+	Exists bool     // a notebook for the section exists
+	Draft  bool     // it carries DraftMarker
+}
+
+// StdoutLines returns the lines a notebook printed on stdout (and as text/plain displays), with carriage
+// returns resolved as a terminal would.
+func StdoutLines(nb *Notebook) []string {
+	var out []string
+	for _, c := range nb.CodeCells() {
+		var b strings.Builder
+		for _, o := range c.Outputs {
+			if o.Type == "stream" && o.Name == "stdout" {
+				b.WriteString(string(o.Text))
+			}
+		}
+		for _, line := range strings.Split(b.String(), "\n") {
+			if i := strings.LastIndexByte(line, '\r'); i >= 0 {
+				line = line[i+1:]
+			}
+			out = append(out, strings.TrimRight(line, " \t"))
+		}
+	}
+	return out
+}
+
+// Evaluate builds the report from what each section printed (keyed by section, "12.1").
+func Evaluate(sections map[string]SectionOutput) *Report {
+	rep := &Report{byID: map[string]*LineResult{}}
+	for _, bl := range BookLines() {
+		r := LineResult{BookLine: bl}
+		sec := sections[bl.Section]
+		r.Gates = sec.Exists && !sec.Draft
+		for _, line := range sec.Lines {
+			if m := bl.re.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+				r.Ours, r.Found = strings.TrimSpace(line), true
+				r.Values = parseValues(m[1:])
+				break
+			}
+		}
+		rep.Lines = append(rep.Lines, r)
+	}
+	for i := range rep.Lines {
+		rep.byID[rep.Lines[i].ID] = &rep.Lines[i]
+	}
+	for i := range rep.Lines {
+		r := &rep.Lines[i]
+		if r.Found && r.rule != nil {
+			c := &ruleCtx{rep: rep, self: r}
+			r.rule(c)
+			r.Checks = c.checks
+		}
+	}
+	return rep
+}
+
+// Failures lists the lines that fail the test.
+func (rep *Report) Failures() []string {
+	var out []string
+	for _, r := range rep.Lines {
+		if !r.Failed() {
+			continue
+		}
+		if !r.Found {
+			out = append(out, fmt.Sprintf("%s (§%s): line not printed; the book prints %q", r.ID, r.Section, r.Book))
+			continue
+		}
+		var bad []string
+		for _, c := range r.Checks {
+			if !c.OK && !c.NA && c.Gating() {
+				bad = append(bad, fmt.Sprintf("class %s: %s", c.Class, c.Desc))
+			}
+		}
+		out = append(out, fmt.Sprintf("%s (§%s): %q fails %s", r.ID, r.Section, r.Ours, strings.Join(bad, "; ")))
+	}
+	return out
+}
+
+// parseValues turns captured groups into numbers: numbers as such (a Unicode minus accepted), True/False as
+// 1/0, a bracketed list as its elements in order.
+func parseValues(groups []string) []float64 {
+	var vals []float64
+	for _, g := range groups {
+		g = strings.TrimSpace(strings.ReplaceAll(g, "−", "-"))
+		switch strings.ToLower(g) {
+		case "true":
+			vals = append(vals, 1)
+			continue
+		case "false":
+			vals = append(vals, 0)
+			continue
+		}
+		if f, err := strconv.ParseFloat(g, 64); err == nil {
+			vals = append(vals, f)
+			continue
+		}
+		for _, part := range strings.FieldsFunc(g, func(r rune) bool { return r == ',' || r == ' ' }) {
+			if f, err := strconv.ParseFloat(part, 64); err == nil {
+				vals = append(vals, f)
+			} else {
+				vals = append(vals, math.NaN())
+			}
+		}
+	}
+	return vals
+}
+
+// ruleCtx evaluates one line's rule.
+type ruleCtx struct {
+	rep     *Report
+	self    *LineResult
+	checks  []Check
+	missing string // a line referred to by the check being built that is missing
+}
+
+// v returns value i of the line itself.
+func (c *ruleCtx) v(i int) float64 {
+	if i >= len(c.self.Values) {
+		return math.NaN()
+	}
+	return c.self.Values[i]
+}
+
+// of returns value i of line id; when that line is missing the next check is marked not applicable.
+func (c *ruleCtx) of(id string, i int) float64 {
+	r := c.rep.byID[id]
+	if r == nil || !r.Found || i >= len(r.Values) {
+		c.missing = id
+		return math.NaN()
+	}
+	return r.Values[i]
+}
+
+func (c *ruleCtx) add(class string, soft bool, desc string, ok bool) {
+	ch := Check{Class: class, Soft: soft, Desc: desc, OK: ok}
+	if c.missing != "" {
+		ch.NA, ch.Needs, ch.OK = true, c.missing, false
+		c.missing = ""
+	}
+	c.checks = append(c.checks, ch)
+}
+
+// check adds a check of the given class.
+func (c *ruleCtx) check(class, desc string, ok bool) { c.add(class, false, desc, ok) }
+
+// soft adds a check that is reported but never gates.
+func (c *ruleCtx) soft(class, desc string, ok bool) { c.add(class, true, desc, ok) }
+
+// in adds lo ≤ x ≤ hi (with a little slack for printed rounding).
+func (c *ruleCtx) in(class, name string, x, lo, hi float64) {
+	c.check(class, fmt.Sprintf("%s in [%s, %s]", name, fmtNum(lo), fmtNum(hi)), x >= lo-1e-9 && x <= hi+1e-9)
+}
+
+// near adds |x − centre| ≤ tol.
+func (c *ruleCtx) near(class, name string, x, centre, tol float64) {
+	c.check(class, fmt.Sprintf("%s %s ± %s", name, fmtNum(centre), fmtNum(tol)), math.Abs(x-centre) <= tol+1e-9)
+}
+
+func (c *ruleCtx) le(class, name string, x, hi float64) {
+	c.check(class, fmt.Sprintf("%s ≤ %s", name, fmtNum(hi)), x <= hi+1e-9)
+}
+
+func (c *ruleCtx) ge(class, name string, x, lo float64) {
+	c.check(class, fmt.Sprintf("%s ≥ %s", name, fmtNum(lo)), x >= lo-1e-9)
+}
+
+func fmtNum(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
+
+// Display rounding: a value printed with d decimals is within half a unit of the last place.
+const (
+	r2 = 0.005  // two decimals
+	r3 = 0.0005 // three decimals
+)
+
+// num, flag and list are the placeholders of line templates.
+const (
+	num  = `([-+−]?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)`
+	flag = `(True|False|true|false)`
+	list = `\[([^\]]*)\]`
+)
+
+// tmpl compiles a line template: {N} a number, {B} a boolean, {L} a bracketed list; runs of spaces match any
+// run of blanks; everything else is literal.
+func tmpl(t string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString("^")
+	for len(t) > 0 {
+		switch {
+		case strings.HasPrefix(t, "{N}"):
+			b.WriteString(num)
+			t = t[3:]
+		case strings.HasPrefix(t, "{B}"):
+			b.WriteString(flag)
+			t = t[3:]
+		case strings.HasPrefix(t, "{L}"):
+			b.WriteString(list)
+			t = t[3:]
+		case t[0] == ' ':
+			b.WriteString(`\s+`)
+			t = strings.TrimLeft(t, " ")
+		default:
+			i := strings.IndexAny(t, "{ ")
+			if i <= 0 {
+				i = len(t)
+				if j := strings.IndexAny(t[1:], "{ "); j >= 0 {
+					i = j + 1
+				}
+			}
+			b.WriteString(regexp.QuoteMeta(t[:i]))
+			t = t[i:]
+		}
+	}
+	b.WriteString("$")
+	return regexp.MustCompile(b.String())
+}
+
+// BookLines returns the 44 printed lines of the chapter with their acceptance rules, in order.
+func BookLines() []BookLine {
+	var lines []BookLine
+	add := func(id, sec, book, template string, rule func(*ruleCtx), unchecked string) {
+		lines = append(lines, BookLine{ID: id, Section: sec, Book: book, re: tmpl(template), rule: rule, Unchecked: unchecked})
+	}
+
+	// §12.1: gradient by owner (16 episodes).
+	owner := func(name string) string { return name + " predicted positions {N} | with gradient {N}" }
+	add("C1", "12.1", "template  predicted positions   82 | with gradient    0", owner("template"), func(c *ruleCtx) {
+		c.check("1", "with gradient = 0", c.v(1) == 0)
+		c.in("2", "count (3–8 per episode × 16)", c.v(0), 48, 128)
+	}, "")
+	add("C2", "12.1", "prompt    predicted positions   96 | with gradient    0", owner("prompt"), func(c *ruleCtx) {
+		c.check("1", "with gradient = 0", c.v(1) == 0)
+		c.check("R", "count (book 96 = 8 × prompt tokens of the two tasks)", true)
+	}, "count = 8 × Σ prompt tokens of the two tasks")
+	add("C3", "12.1", "policy    predicted positions  201 | with gradient  201", owner("policy"), func(c *ruleCtx) {
+		c.check("1", "with gradient = predicted", c.v(1) == c.v(0))
+		c.near("2", "count", c.v(0), 201, 50)
+	}, "= Σ action_mask")
+	add("C4", "12.1", "tool      predicted positions  491 | with gradient    0", owner("tool"), func(c *ruleCtx) {
+		c.check("1", "with gradient = 0", c.v(1) == 0)
+		c.in("2", "count (491 ± 40%)", c.v(0), 491*0.6, 491*1.4)
+		c.check("3", "tool is the largest owner class", c.v(0) > max(c.of("C1", 0), c.of("C2", 0), c.of("C3", 0)))
+		c.check("3", "non-policy total > policy total", c.of("C1", 0)+c.of("C2", 0)+c.v(0) > c.of("C3", 0))
+	}, "the four counts sum to Σ(len(ids)−1)")
+
+	// §12.1: context growth with the turn budget (160 episodes).
+	budget := func(n string) string {
+		return "max_turns " + n + " | tokens per episode {N} (max {N}) | policy share {N} | context overflow {N}"
+	}
+	add("C5", "12.1", "max_turns  6 | tokens per episode  38.0 (max 144) | policy share 0.30 | context overflow 0.00",
+		budget("6"), func(c *ruleCtx) {
+			c.le("1", "max", c.v(1), 256)
+			c.near("2", "tokens", c.v(0), 38, 8)
+			c.near("2", "share", c.v(2), 0.30, 0.05)
+			c.le("2", "overflow", c.v(3), 0.01)
+		}, "")
+	add("C6", "12.1", "max_turns 12 | tokens per episode  45.3 (max 182) | policy share 0.30 | context overflow 0.00",
+		budget("12"), func(c *ruleCtx) {
+			c.le("1", "max", c.v(1), 256)
+			c.near("2", "tokens", c.v(0), 45, 9)
+			c.near("2", "share", c.v(2), 0.30, 0.05)
+			c.le("2", "overflow", c.v(3), 0.01)
+		}, "")
+	add("C7", "12.1", "max_turns 24 | tokens per episode  49.3 (max 249) | policy share 0.31 | context overflow 0.01",
+		budget("24"), func(c *ruleCtx) {
+			c.le("1", "max", c.v(1), 256)
+			c.near("2", "tokens", c.v(0), 49, 10)
+			c.near("2", "share", c.v(2), 0.31, 0.05)
+			c.check("2", "overflow in (0, 0.03]", c.v(3) > 0 && c.v(3) <= 0.03+1e-9)
+			t6, t12 := c.of("C5", 0), c.of("C6", 0)
+			c.check("3", "mean tokens do not decrease 6 → 12 → 24", t6 <= t12 && t12 <= c.v(0))
+			m6, m12 := c.of("C5", 1), c.of("C6", 1)
+			c.check("3", "max tokens do not decrease 6 → 12 → 24", m6 <= m12 && m12 <= c.v(1))
+			s6, s12 := c.of("C5", 2), c.of("C6", 2)
+			c.check("3", "share spread across C5–C7 ≤ 0.04",
+				max(s6, s12, c.v(2))-min(s6, s12, c.v(2)) <= 0.04+1e-9)
+			c.check("3", "overflow(24) ≥ overflow(6)", c.v(3) >= c.of("C5", 3))
+		}, "")
+
+	// §12.2: credit assignment arms. Values: train pass, train tests, held-out pass, reads, tests, edits, turns.
+	credit := func(name string) string {
+		return name + " train pass, steps 30-39 {N} | tests {N} | held-out: pass {N} | reads {N} | tests {N} | edits {N} | turns {N}"
+	}
+	add("C8", "12.2", "outcome (GRPO)  train pass, steps 30-39 0.67 | tests 0.01 | held-out: pass 0.656 | reads 1.01 | tests 0.01 | edits 0.78 | turns 2.81",
+		credit("outcome (GRPO)"), func(c *ruleCtx) {
+			c.near("2", "train pass", c.v(0), 0.67, 0.10)
+			c.le("3", "train tests (the cost removes the useless test)", c.v(1), 0.15)
+			c.near("2", "held-out pass", c.v(2), 0.656, 0.10)
+			c.in("2", "reads", c.v(3), 0.85, 1.20)
+			c.le("3", "held-out tests", c.v(4), 0.15)
+			c.add("2", c.v(5) > 0.95, "edits in [0.6, 0.95] (R above 0.95)", c.v(5) >= 0.60-1e-9 && c.v(5) <= 0.95+1e-9)
+			c.near("2", "turns", c.v(6), 2.81, 0.35)
+		}, "")
+	add("C9", "12.2", "token GAE       train pass, steps 30-39 0.72 | tests 0.92 | held-out: pass 0.787 | reads 1.03 | tests 0.97 | edits 0.98 | turns 4.01",
+		credit("token GAE"), func(c *ruleCtx) {
+			c.near("2", "train pass", c.v(0), 0.72, 0.10)
+			c.check("R", "train tests (book 0.92)", true)
+			c.near("2", "held-out pass", c.v(2), 0.787, 0.10)
+			c.in("2", "reads", c.v(3), 0.85, 1.20)
+			c.check("R", "held-out tests (book 0.97)", true)
+			c.ge("2", "edits", c.v(5), 0.85)
+			c.check("R", "turns (book 4.01)", true)
+		}, "")
+	add("C10", "12.2", "turn GAE        train pass, steps 30-39 0.72 | tests 0.33 | held-out: pass 0.769 | reads 1.02 | tests 0.29 | edits 0.89 | turns 3.83",
+		credit("turn GAE"), func(c *ruleCtx) {
+			c.near("2", "train pass", c.v(0), 0.72, 0.10)
+			c.near("2", "held-out pass", c.v(2), 0.769, 0.10)
+			c.in("2", "reads", c.v(3), 0.85, 1.20)
+			c.check("R", "tests, edits, turns (book 0.29, 0.89, 3.83)", true)
+			c.check("3", "all three arms read (held-out reads ≥ 0.85)",
+				min(c.of("C8", 3), c.of("C9", 3), c.v(3)) >= 0.85-1e-9)
+			c.check("3", "outcome arm's held-out tests ≤ min(critic arms) + 0.05",
+				c.of("C8", 4) <= min(c.of("C9", 4), c.v(4))+0.05+1e-9)
+			c.check("3", "outcome arm's turns ≤ min(critic arms) + 0.05",
+				c.of("C8", 6) <= min(c.of("C9", 6), c.v(6))+0.05+1e-9)
+			c.soft("3", "critic arms' pass ≥ outcome pass − 0.05",
+				min(c.of("C9", 2), c.v(2)) >= c.of("C8", 2)-0.05-1e-9)
+		}, "")
+
+	// §12.3: budgets and penalties. Values: held-out pass, reads, tests, edits, turns; batch reward.
+	add("C11", "12.3", "arm           | held-out pass  reads  tests  edits  turns | batch reward, steps 30-39",
+		"arm | held-out pass reads tests edits turns | batch reward, steps 30-39", nil, "")
+	arm := func(name string) string { return name + " | {N} {N} {N} {N} {N} | {N}" }
+	add("C12", "12.3", "default       |         0.762   1.02   0.80   0.96   3.88 | +0.711", arm("default"), func(c *ruleCtx) {
+		c.near("2", "pass", c.v(0), 0.762, 0.10)
+		c.in("2", "reads", c.v(1), 0.85, 1.20)
+		c.ge("3", "tests (the free test habit survives)", c.v(2), 0.40)
+		c.ge("2", "edits", c.v(3), 0.90)
+		c.near("2", "turns", c.v(4), 3.88, 0.40)
+		c.near("2", "reward", c.v(5), 0.71, 0.10)
+	}, "reward = mean train pass rate at every step (per-step history)")
+	add("C13", "12.3", "penalty 0.05  |         0.656   1.01   0.01   0.78   2.81 | +0.529", arm("penalty 0.05"), func(c *ruleCtx) {
+		same := true
+		for i, j := range []int{2, 3, 4, 5, 6} { // C8's held-out fields
+			same = same && c.v(i) == c.of("C8", j)
+		}
+		c.check("1", "held-out fields identical to C8 (same policy, same evaluation)", same)
+		c.near("2", "reward", c.v(5), 0.53, 0.10)
+	}, "per step reward = pass − 0.05 × turns (per-step history)")
+	add("C14", "12.3", "penalty 0.3   |         0.000   0.00   0.00   0.00   1.00 | -0.302", arm("penalty 0.3"), func(c *ruleCtx) {
+		c.le("3", "pass", c.v(0), 0.01)
+		c.le("3", "reads, tests, edits", max(c.v(1), c.v(2), c.v(3)), 0.02)
+		c.in("3", "turns", c.v(4), 1.00, 1.05)
+		c.in("3", "batch reward", c.v(5), -0.32, -0.29)
+	}, "")
+	add("C15", "12.3", "max_turns 3   |         0.200   0.00   0.00   0.99   2.03 | +0.181", arm("max_turns 3"), func(c *ruleCtx) {
+		c.le("1", "turns", c.v(4), 3)
+		blind := c.v(1) <= 0.05+1e-9 && c.v(3) >= 0.90-1e-9 && c.v(4) >= 1.9-1e-9 && c.v(4) <= 2.2+1e-9 &&
+			math.Abs(c.v(0)-0.20) <= 0.04+1e-9 && math.Abs(c.v(5)-0.18) <= 0.05+1e-9
+		reader := c.v(1) >= 0.5-1e-9 && c.v(0) <= 0.50+1e-9
+		regime := "neither regime"
+		switch {
+		case blind:
+			regime = "regime (a) blind guesser"
+		case reader:
+			regime = "regime (b) reader"
+		}
+		c.check("3", "(a) blind guesser or (b) reader: "+regime, blind || reader)
+	}, "")
+
+	// §12.4: context management.
+	add("C16", "12.4", "identical episodes: True | calls: 61", "identical episodes: {B} | calls: {N}", func(c *ruleCtx) {
+		c.check("1", "identical episodes", c.v(0) == 1)
+		c.near("2", "calls", c.v(1), 61, 10)
+	}, "calls = Σ calls of the 16 episodes")
+	add("C17", "12.4", "max |log p(episode) - sum of per-call log p| = 2.1e-06",
+		"max |log p(episode) - sum of per-call log p| = {N}", func(c *ruleCtx) {
+			c.check("1", "< 1e-4 (float32)", c.v(0) < 1e-4)
+		}, "")
+	ctx := func(train, eval string) string {
+		return "trained " + train + " evaluated keep_obs=" + eval + " | pass {N} | reads {N} | tests {N} | turns {N}"
+	}
+	add("C18", "12.4", "trained full       evaluated keep_obs=None | pass 0.731 | reads 1.01 | tests 0.82 | turns 3.87",
+		ctx("full", "None"), func(c *ruleCtx) {
+			c.near("2", "pass", c.v(0), 0.73, 0.10)
+			c.in("2", "reads", c.v(1), 0.85, 1.20)
+			c.ge("2", "tests", c.v(2), 0.40)
+			c.near("2", "turns", c.v(3), 3.87, 0.40)
+		}, "")
+	add("C19", "12.4", "trained full       evaluated keep_obs=1    | pass 0.725 | reads 1.27 | tests 0.05 | turns 3.39",
+		ctx("full", "1"), func(c *ruleCtx) {
+			c.check("3", "|pass − C18 pass| ≤ 0.08", math.Abs(c.v(0)-c.of("C18", 0)) <= 0.08+1e-9)
+			c.check("3", "tests ≤ 0.5 × C18 tests", c.v(2) <= 0.5*c.of("C18", 2)+1e-9)
+			c.soft("3", "reads > C18 reads", c.v(1) > c.of("C18", 1))
+			c.check("3", "turns < C18 turns", c.v(3) < c.of("C18", 3))
+		}, "")
+	add("C20", "12.4", "trained full       evaluated keep_obs=0    | pass 0.006 | reads 1.27 | tests 0.02 | turns 2.33",
+		ctx("full", "0"), func(c *ruleCtx) { c.le("3", "pass", c.v(0), 0.05) }, "")
+	add("C21", "12.4", "trained keep_obs=1 evaluated keep_obs=None | pass 0.500 | reads 1.04 | tests 0.07 | turns 5.29",
+		ctx("keep_obs=1", "None"), func(c *ruleCtx) {
+			c.check("3", "pass ≤ C22 pass − 0.10", c.v(0) <= c.of("C22", 0)-0.10+1e-9)
+			c.check("3", "turns ≥ C22 turns + 0.8", c.v(3) >= c.of("C22", 3)+0.8-1e-9)
+			c.check("3", "asymmetry: (C22 − C21) > (C18 − C19) + 0.1",
+				c.of("C22", 0)-c.v(0) > c.of("C18", 0)-c.of("C19", 0)+0.1)
+		}, "")
+	add("C22", "12.4", "trained keep_obs=1 evaluated keep_obs=1    | pass 0.794 | reads 1.04 | tests 0.02 | turns 3.38",
+		ctx("keep_obs=1", "1"), func(c *ruleCtx) {
+			c.near("2", "pass", c.v(0), 0.79, 0.10)
+			c.in("2", "reads", c.v(1), 0.85, 1.20)
+			c.le("2", "tests", c.v(2), 0.15)
+			c.near("2", "turns", c.v(3), 3.38, 0.40)
+		}, "")
+	add("C23", "12.4", "trained keep_obs=1 evaluated keep_obs=0    | pass 0.006 | reads 1.02 | tests 0.01 | turns 2.29",
+		ctx("keep_obs=1", "0"), func(c *ruleCtx) { c.le("3", "pass", c.v(0), 0.05) }, "")
+
+	// §12.5: errors and early termination. Values: erred share, erred pass, overall pass, policy tokens/episode.
+	errs := func(name string) string {
+		return name + " episodes with an error {N} | their pass rate {N} | overall pass {N} | policy tokens per episode {N}"
+	}
+	add("C24", "12.5", "error observation  episodes with an error 0.044 | their pass rate 0.143 | overall pass 0.131 | policy tokens per episode 12.3",
+		errs("error observation"), func(c *ruleCtx) {
+			c.in("2", "erred share", c.v(0), 0.02, 0.08)
+			c.check("R", "erred pass (book 0.143; recovery possible)", true)
+			c.in("2", "overall pass", c.v(2), 0.08, 0.20)
+			c.near("2", "tokens", c.v(3), 12.3, 2.0)
+		}, "")
+	add("C25", "12.5", "early stop         episodes with an error 0.050 | their pass rate 0.000 | overall pass 0.144 | policy tokens per episode 11.6",
+		errs("early stop"), func(c *ruleCtx) {
+			c.check("1", "erred pass = 0 (by construction)", c.v(1) == 0)
+			c.in("2", "erred share", c.v(0), 0.02, 0.08)
+			c.in("2", "overall pass", c.v(2), 0.08, 0.20)
+			c.check("3", "|overall pass − C24's| ≤ 0.06", math.Abs(c.v(2)-c.of("C24", 2)) <= 0.06+1e-9)
+			t24 := c.of("C24", 3)
+			c.check("3", "tokens ≤ C24's, ratio in [0.85, 1.00]",
+				c.v(3) <= t24+1e-9 && c.v(3)/t24 >= 0.85-1e-9 && c.v(3)/t24 <= 1+1e-9)
+		}, "")
+	add("C26", "12.5", "default run, steps 0-4: malformed calls per turn 0.0189",
+		"default run, steps 0-4: malformed calls per turn {N}", func(c *ruleCtx) {
+			c.in("2", "malformed per turn", c.v(0), 0.008, 0.035)
+		}, "")
+	add("C27", "12.5", "default run, steps 35-39: malformed calls per turn 0.0138",
+		"default run, steps 35-39: malformed calls per turn {N}", func(c *ruleCtx) {
+			ratio := c.v(0) / c.of("C26", 0)
+			c.check("3", "C27/C26 in [0.4, 1.1] (RL barely removes format errors)", ratio >= 0.4-1e-9 && ratio <= 1.1+1e-9)
+			c.ge("3", "malformed per turn", c.v(0), 0.005)
+		}, "")
+
+	// §12.6: single- and multi-turn mixtures. Values: multi pass, multi reads, single pass, single reads.
+	mix := func(name string) string {
+		return name + " multi-turn pass {N} (reads {N}) | single-turn pass {N} (reads {N})"
+	}
+	add("C28", "12.6", "multi-turn only  multi-turn pass 0.762 (reads 1.02) | single-turn pass 0.000 (reads 0.00)",
+		mix("multi-turn only"), func(c *ruleCtx) {
+			c.check("1", "multi-turn pass and reads identical to C12", c.v(0) == c.of("C12", 0) && c.v(1) == c.of("C12", 1))
+			c.le("3", "single-turn pass", c.v(2), 0.05)
+			c.le("3", "single-turn reads", c.v(3), 0.05)
+		}, "")
+	add("C29", "12.6", "50/50 mixture    multi-turn pass 0.719 (reads 1.03) | single-turn pass 0.256 (reads 0.03)",
+		mix("50/50 mixture"), func(c *ruleCtx) {
+			c.near("2", "multi-turn pass", c.v(0), 0.72, 0.10)
+			c.in("2", "multi-turn reads", c.v(1), 0.85, 1.20)
+			c.check("3", "single-turn pass ≥ C28 single + 0.10", c.v(2) >= c.of("C28", 2)+0.10-1e-9)
+			c.near("2", "single-turn pass", c.v(2), 0.256, 0.10)
+			c.soft("3", "single-turn pass above the 0.20 blind ceiling", c.v(2) > 0.20)
+			c.le("3", "single-turn reads", c.v(3), 0.10)
+			c.soft("3", "multi-turn pass ≤ C28 multi + 0.05", c.v(0) <= c.of("C28", 0)+0.05+1e-9)
+		}, "")
+	add("C30", "12.6", "single-turn share of episodes 0.50 | of loss weight: token_mean 0.19, seq_mean 0.50",
+		"single-turn share of episodes {N} | of loss weight: token_mean {N}, seq_mean {N}", func(c *ruleCtx) {
+			c.check("1", "episode share = 0.50", c.v(0) == 0.5)
+			c.check("1", "seq_mean share = 0.50", c.v(2) == 0.5)
+			c.near("2", "token_mean share", c.v(1), 0.19, 0.05)
+			c.check("3", "token_mean share < 0.5", c.v(1) < 0.5)
+		}, "token_mean share = Σ single-turn policy tokens / Σ all policy tokens")
+
+	// §12.7: design problems.
+	add("C31", "12.7", "starting policy: pass 0.17, turns 3.64 -> attempt worth -0.92; submit at once worth -0.30",
+		"starting policy: pass {N}, turns {N} -> attempt worth {N}; submit at once worth {N}", func(c *ruleCtx) {
+			c.check("1", "attempt = p − 0.3K (to display rounding)",
+				math.Abs(c.v(2)-(c.v(0)-0.3*c.v(1))) <= r2+r2+0.3*r2+1e-9)
+			c.check("1", "submit-now = −0.30", c.v(3) == -0.30)
+			c.check("1", "equal to step 0 of the never-submit run (C33 pass, turns)",
+				c.v(0) == c.of("C33", 1) && c.v(1) == c.of("C33", 3))
+			c.near("2", "pass", c.v(0), 0.17, 0.06)
+			c.near("2", "turns", c.v(1), 3.64, 0.40)
+			c.near("2", "attempt", c.v(2), -0.92, 0.15)
+			c.check("3", "attempt < −0.30", c.v(2) < -0.30)
+		}, "equal to step 0 of the default and penalty runs (their histories)")
+	add("C32", "12.7", "penalty 0.3 run, turns per episode by 10-step window: [1.82, 1.02, 1.01, 1.01]",
+		"penalty 0.3 run, turns per episode by 10-step window: {L}", func(c *ruleCtx) {
+			c.check("1", "four windows", len(c.self.Values) == 4)
+			c.in("3", "window 1", c.v(0), 1.2, 2.6)
+			c.le("3", "windows 2–4", max(c.v(1), c.v(2), c.v(3)), 1.10)
+		}, "")
+	// Never-submit run, steps 0, 5, …, 35, 39. Values: submit rate, pass, reward, turns.
+	never := []struct {
+		id, step, book string
+	}{
+		{"C33", "0", "step  0 | submit rate 0.72 | pass 0.17 | reward -0.38 | turns 3.64"},
+		{"C34", "5", "step  5 | submit rate 0.23 | pass 0.17 | reward +0.11 | turns 5.44"},
+		{"C35", "10", "step 10 | submit rate 0.12 | pass 0.11 | reward +0.09 | turns 5.78"},
+		{"C36", "15", "step 15 | submit rate 0.20 | pass 0.20 | reward +0.20 | turns 5.59"},
+		{"C37", "20", "step 20 | submit rate 0.41 | pass 0.41 | reward +0.41 | turns 5.19"},
+		{"C38", "25", "step 25 | submit rate 0.58 | pass 0.56 | reward +0.55 | turns 4.86"},
+		{"C39", "30", "step 30 | submit rate 0.59 | pass 0.59 | reward +0.59 | turns 4.83"},
+		{"C40", "35", "step 35 | submit rate 0.70 | pass 0.69 | reward +0.67 | turns 4.59"},
+		{"C41", "39", "step 39 | submit rate 0.73 | pass 0.73 | reward +0.73 | turns 4.53"},
+	}
+	stall := []string{"C34", "C35", "C36"}
+	for _, n := range never {
+		id := n.id
+		add(id, "12.7", n.book, "step "+n.step+" | submit rate {N} | pass {N} | reward {N} | turns {N}", func(c *ruleCtx) {
+			c.check("1", "reward = 2·pass − submit (to display rounding)",
+				math.Abs(c.v(2)-(2*c.v(1)-c.v(0))) <= r2+2*r2+r2+1e-9)
+			switch id {
+			case "C33":
+				c.check("1", "pass and turns = C31", c.v(1) == c.of("C31", 0) && c.v(3) == c.of("C31", 1))
+				c.near("2", "submit", c.v(0), 0.72, 0.08)
+			case "C34":
+				minSubmit := min(c.v(0), c.of("C35", 0), c.of("C36", 0))
+				c.check("3", "stall: min submit over steps 5–15 ≤ 0.30 and ≤ step-0 submit − 0.30",
+					minSubmit <= 0.30+1e-9 && minSubmit <= c.of("C33", 0)-0.30+1e-9)
+			case "C35":
+				r0, p0 := c.of("C33", 2), c.of("C33", 1)
+				some := false
+				for _, s := range stall {
+					some = some || (c.of(s, 2) >= r0+0.30-1e-9 && c.of(s, 1) <= p0+0.05+1e-9)
+				}
+				c.check("3", "at a step in 5–15 reward ≥ step-0 reward + 0.30 while pass ≤ step-0 pass + 0.05", some)
+				c.ge("3", "max turns over steps 5–15", max(c.of("C34", 3), c.of("C35", 3), c.of("C36", 3)), 5.3)
+			case "C36":
+				ok := true
+				for _, s := range []string{"C36", "C37", "C38", "C39", "C40", "C41"} {
+					ok = ok && c.of(s, 0)-c.of(s, 1) <= 0.05+1e-9
+				}
+				c.soft("3", "from step 15 on, submit − pass ≤ 0.05", ok)
+			case "C41":
+				c.soft("3", "recovery: submit ≥ 0.5 and pass ≥ 0.5 at step 39", c.v(0) >= 0.5 && c.v(1) >= 0.5)
+			default:
+				c.check("R", "recovery trajectory", true)
+			}
+		}, "")
+	}
+	add("C42", "12.7", "masked truncation, submit rate by 10-step window: [0.37, 0.13, 0.1, 0.09]",
+		"masked truncation, submit rate by 10-step window: {L}", func(c *ruleCtx) {
+			c.check("1", "four windows", len(c.self.Values) == 4)
+			c.check("3", "windows 2–4 ≤ window 1", max(c.v(1), c.v(2), c.v(3)) <= c.v(0)+1e-9)
+			c.le("3", "window 4", c.v(3), 0.20)
+			late := (c.of("C39", 0) + c.of("C40", 0) + c.of("C41", 0)) / 3
+			c.check("3", "window 4 ≤ never-submit run's late submit rate − 0.30 (mean of printed steps 30, 35, 39)",
+				c.v(3) <= late-0.30+1e-9)
+		}, "")
+	add("C43", "12.7", "truncation = 0     held-out pass 0.706 | turns 4.51",
+		"truncation = 0 held-out pass {N} | turns {N}", func(c *ruleCtx) {
+			c.near("2", "pass", c.v(0), 0.71, 0.12)
+			c.near("2", "turns", c.v(1), 4.51, 0.50)
+		}, "")
+	add("C44", "12.7", "truncation masked  held-out pass 0.075 | turns 5.84",
+		"truncation masked held-out pass {N} | turns {N}", func(c *ruleCtx) {
+			c.check("3", "pass ≤ 0.25 and ≤ C43 pass − 0.30", c.v(0) <= 0.25+1e-9 && c.v(0) <= c.of("C43", 0)-0.30+1e-9)
+			c.check("3", "turns ≥ 5.3 and ≥ C43 turns + 0.8", c.v(1) >= 5.3-1e-9 && c.v(1) >= c.of("C43", 1)+0.8-1e-9)
+		}, "")
+	return lines
+}
+
+// Markdown renders the report.
+func (rep *Report) Markdown(sources map[string]string) string {
+	var b strings.Builder
+	counts := map[string]int{}
+	for _, r := range rep.Lines {
+		counts[r.Status()]++
+	}
+	inside := counts["pass"] + counts["report"]
+	b.WriteString("# Chapter 12: book vs. this run\n\n")
+	b.WriteString("Generated by the notebook harness (`go test ./notebooks` or `go run ./notebooks/cmd/execute`) from the\n")
+	b.WriteString("notebooks' printed lines; rules from `reproduction-targets.md`. Class 1 (exact) and class 3 (mechanism)\n")
+	b.WriteString("checks gate the test; class 2 bands and soft checks are reported; R is report-only.\n\n")
+	fmt.Fprintf(&b, "**%d of %d book lines inside their rules** (pass %d, report-only %d); outside a class-2 band %d; "+
+		"FAIL %d; missing %d; not yet written %d.\n\n", inside, len(rep.Lines), counts["pass"], counts["report"],
+		counts["outside band"], counts["FAIL"], counts["missing"], counts["missing (not written)"])
+	if len(sources) > 0 {
+		var secs []string
+		for s := range sources {
+			secs = append(secs, s)
+		}
+		slices.Sort(secs)
+		b.WriteString("Outputs read from: ")
+		for i, s := range secs {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "§%s %s", s, sources[s])
+		}
+		b.WriteString(".\n\n")
+	}
+	b.WriteString(rep.calibration())
+	b.WriteString("| ID | § | book | ours | rule | result |\n|---|---|---|---|---|---|\n")
+	for _, r := range rep.Lines {
+		ours := "—"
+		if r.Found {
+			ours = "`" + cellEscape(r.Ours) + "`"
+		}
+		var rule []string
+		for _, c := range r.Checks {
+			mark := "✓"
+			switch {
+			case c.NA:
+				mark = "n/a (needs " + c.Needs + ")"
+			case !c.OK:
+				mark = "✗"
+			}
+			soft := ""
+			if c.Soft {
+				soft = ", soft"
+			}
+			rule = append(rule, fmt.Sprintf("%s [%s%s] %s", mark, c.Class, soft, cellEscape(c.Desc)))
+		}
+		if r.Unchecked != "" {
+			rule = append(rule, "unchecked: "+cellEscape(r.Unchecked))
+		}
+		status := r.Status()
+		if status == "FAIL" || status == "missing" {
+			status = "**" + status + "**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %s |\n", r.ID, r.Section, cellEscape(r.Book), ours,
+			strings.Join(rule, "<br>"), status)
+	}
+	return b.String()
+}
+
+// calibration renders the calibration gate of the targets: the port's base agent against the book's.
+func (rep *Report) calibration() string {
+	type item struct {
+		name, id string
+		idx      int
+		lo, hi   float64
+	}
+	items := []item{
+		{"step-0 pass (C31)", "C31", 0, 0.11, 0.23},
+		{"step-0 turns (C31)", "C31", 1, 3.2, 4.1},
+		{"step-0 submit rate (C33)", "C33", 0, 0.62, 0.82},
+		{"episodes with a malformed call (C24)", "C24", 0, 0.02, 0.08},
+	}
+	var b strings.Builder
+	b.WriteString("Calibration gate (base agent; if it misses, class-2 bands are to be re-centred on the port's own base statistics): ")
+	for i, it := range items {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		r := rep.byID[it.id]
+		if r == nil || !r.Found || it.idx >= len(r.Values) {
+			fmt.Fprintf(&b, "%s missing", it.name)
+			continue
+		}
+		x := r.Values[it.idx]
+		ok := "inside"
+		if x < it.lo-1e-9 || x > it.hi+1e-9 {
+			ok = "OUTSIDE"
+		}
+		fmt.Fprintf(&b, "%s %s in [%s, %s]: %s", it.name, fmtNum(x), fmtNum(it.lo), fmtNum(it.hi), ok)
+	}
+	b.WriteString(".\n\n")
+	return b.String()
+}
+
+func cellEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// Sections groups the notebooks' printed lines by chapter section. The draft flag and existence come from the
+// notebooks themselves.
+func Sections(nbs []*Notebook) map[string]SectionOutput {
+	out := map[string]SectionOutput{}
+	for _, nb := range nbs {
+		sec := Section(nb.Path)
+		so := out[sec]
+		so.Exists = true
+		so.Draft = so.Draft || nb.Draft()
+		so.Lines = append(so.Lines, StdoutLines(nb)...)
+		out[sec] = so
+	}
+	return out
+}

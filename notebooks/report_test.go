@@ -1,0 +1,172 @@
+package notebooks
+
+import (
+	"strings"
+	"testing"
+)
+
+// bookSections returns the book's own printed lines, grouped by section, as if our notebooks printed them.
+func bookSections(replace map[string]string, drop ...string) map[string]SectionOutput {
+	out := map[string]SectionOutput{}
+	for _, bl := range BookLines() {
+		so := out[bl.Section]
+		so.Exists = true
+		line, ok := replace[bl.ID]
+		if !ok {
+			line = bl.Book
+		}
+		skip := false
+		for _, d := range drop {
+			skip = skip || d == bl.ID
+		}
+		if !skip {
+			so.Lines = append(so.Lines, "some other line", line)
+		}
+		out[bl.Section] = so
+	}
+	return out
+}
+
+func TestBookLinesPassTheirOwnRules(t *testing.T) {
+	lines := BookLines()
+	if len(lines) != 44 {
+		t.Fatalf("%d book lines, want 44", len(lines))
+	}
+	rep := Evaluate(bookSections(nil))
+	for _, r := range rep.Lines {
+		if !r.Found {
+			t.Errorf("%s: the book's own line %q does not parse", r.ID, r.Book)
+			continue
+		}
+		if s := r.Status(); s != "pass" && s != "report" {
+			t.Errorf("%s: status %q for the book's own line", r.ID, s)
+		}
+		for _, c := range r.Checks {
+			if !c.OK || c.NA {
+				t.Errorf("%s: the book's value fails its own check [%s] %s (NA %v)", r.ID, c.Class, c.Desc, c.NA)
+			}
+		}
+	}
+	if f := rep.Failures(); len(f) != 0 {
+		t.Errorf("Failures on the book's lines: %v", f)
+	}
+	md := rep.Markdown(nil)
+	for _, want := range []string{"**44 of 44 book lines inside their rules**", "| C17 | 12.4 |", "inside"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
+func TestGoFormattedLinesParse(t *testing.T) {
+	// Go prints booleans in lower case and slices with spaces; both are accepted.
+	rep := Evaluate(bookSections(map[string]string{
+		"C16": "identical episodes: true | calls: 61",
+		"C32": "penalty 0.3 run, turns per episode by 10-step window: [1.82 1.02 1.01 1.01]",
+		"C14": "penalty 0.3   |         0.000   0.00   0.00   0.00   1.00 | −0.302",
+	}))
+	if f := rep.Failures(); len(f) != 0 {
+		t.Errorf("Failures: %v", f)
+	}
+	if v := rep.byID["C32"].Values; len(v) != 4 || v[0] != 1.82 {
+		t.Errorf("C32 values %v", v)
+	}
+}
+
+func TestPerturbedLinesFail(t *testing.T) {
+	for id, line := range map[string]string{
+		"C1":  "template  predicted positions   82 | with gradient    3",
+		"C3":  "policy    predicted positions  201 | with gradient  200",
+		"C5":  "max_turns  6 | tokens per episode  38.0 (max 300) | policy share 0.30 | context overflow 0.00",
+		"C13": "penalty 0.05  |         0.657   1.01   0.01   0.78   2.81 | +0.529",
+		"C14": "penalty 0.3   |         0.300   0.00   0.00   0.00   1.00 | -0.302",
+		"C16": "identical episodes: False | calls: 61",
+		"C17": "max |log p(episode) - sum of per-call log p| = 3.0e-03",
+		"C21": "trained keep_obs=1 evaluated keep_obs=None | pass 0.780 | reads 1.04 | tests 0.07 | turns 5.29",
+		"C25": "early stop         episodes with an error 0.050 | their pass rate 0.010 | overall pass 0.144 | policy tokens per episode 11.6",
+		"C28": "multi-turn only  multi-turn pass 0.750 (reads 1.02) | single-turn pass 0.000 (reads 0.00)",
+		"C30": "single-turn share of episodes 0.50 | of loss weight: token_mean 0.19, seq_mean 0.45",
+		"C31": "starting policy: pass 0.17, turns 3.64 -> attempt worth -0.80; submit at once worth -0.30",
+		"C38": "step 25 | submit rate 0.58 | pass 0.56 | reward +0.70 | turns 4.86",
+		"C42": "masked truncation, submit rate by 10-step window: [0.37, 0.13, 0.1, 0.45]",
+		"C44": "truncation masked  held-out pass 0.500 | turns 5.84",
+	} {
+		rep := Evaluate(bookSections(map[string]string{id: line}))
+		r := rep.byID[id]
+		if !r.Found {
+			t.Errorf("%s: perturbed line %q does not parse", id, line)
+			continue
+		}
+		if !r.Failed() {
+			t.Errorf("%s: perturbed line %q passes (status %q)", id, line, r.Status())
+		}
+		found := false
+		for _, f := range rep.Failures() {
+			found = found || strings.HasPrefix(f, id+" ")
+		}
+		if !found {
+			t.Errorf("%s: Failures = %v", id, rep.Failures())
+		}
+	}
+}
+
+func TestCrossLineRuleFailsTheReferringLine(t *testing.T) {
+	// Never-submit run without a stall: the stall rules of C34 and C35 fail.
+	rep := Evaluate(bookSections(map[string]string{
+		"C34": "step  5 | submit rate 0.70 | pass 0.20 | reward -0.30 | turns 3.50",
+		"C35": "step 10 | submit rate 0.70 | pass 0.20 | reward -0.30 | turns 3.50",
+		"C36": "step 15 | submit rate 0.70 | pass 0.20 | reward -0.30 | turns 3.50",
+	}))
+	for _, id := range []string{"C34", "C35"} {
+		if !rep.byID[id].Failed() {
+			t.Errorf("%s passes without a stall", id)
+		}
+	}
+}
+
+func TestBandMissIsReportedNotFailed(t *testing.T) {
+	rep := Evaluate(bookSections(map[string]string{
+		"C12": "default       |         0.500   1.02   0.80   0.96   3.88 | +0.711",
+	}))
+	r := rep.byID["C12"]
+	if r.Status() != "outside band" || r.Failed() {
+		t.Errorf("C12 with pass 0.500: status %q failed %v", r.Status(), r.Failed())
+	}
+	// C28 refers to C12's pass: it is class 1 and must fail.
+	if !rep.byID["C28"].Failed() {
+		t.Error("C28 must differ from C12 now")
+	}
+}
+
+func TestMissingLines(t *testing.T) {
+	// A written notebook that does not print a line fails; a draft or absent one does not.
+	rep := Evaluate(bookSections(nil, "C20"))
+	if r := rep.byID["C20"]; r.Status() != "missing" || !r.Failed() {
+		t.Errorf("C20 missing from a written notebook: %q", r.Status())
+	}
+	if r := rep.byID["C21"]; r.Failed() {
+		t.Errorf("C21 refers to C22 only and must pass: %q", r.Status())
+	}
+	secs := bookSections(nil, "C20")
+	so := secs["12.4"]
+	so.Draft = true
+	secs["12.4"] = so
+	if r := Evaluate(secs).byID["C20"]; r.Failed() || r.Status() != "missing (not written)" {
+		t.Errorf("C20 missing from a draft: %q", r.Status())
+	}
+	rep = Evaluate(map[string]SectionOutput{})
+	if f := rep.Failures(); len(f) != 0 {
+		t.Errorf("no notebooks at all: Failures %v", f)
+	}
+	// C7's cross-line checks are not applicable when C5 is missing.
+	rep = Evaluate(bookSections(nil, "C5"))
+	na := 0
+	for _, c := range rep.byID["C7"].Checks {
+		if c.NA {
+			na++
+		}
+	}
+	if na == 0 || rep.byID["C7"].Failed() {
+		t.Errorf("C7 without C5: %d checks n/a, failed %v", na, rep.byID["C7"].Failed())
+	}
+}
