@@ -41,7 +41,7 @@ func TestBackendNoHang(t *testing.T) {
 				return
 			}
 			b := makeBatch(rand.New(rand.NewPCG(uint64(g), 1)), cfg, 8, 32)
-			for range 10 {
+			for range 30 {
 				if _, err := m.Update(b, testLoss); err != nil {
 					done <- err
 					return
@@ -54,7 +54,7 @@ func TestBackendNoHang(t *testing.T) {
 			done <- nil
 		}()
 	}
-	timeout := time.After(2 * time.Minute)
+	timeout := time.After(60 * time.Second)
 	for range 2 {
 		select {
 		case err := <-done:
