@@ -70,7 +70,9 @@ func firstLines(s string, n int) string {
 //     cache, "computed … in 3m2s" on a cold one) are dropped.
 //  4. Paths: the repository root becomes <repo>, the result cache ($AGENTRL_CACHE or the user cache dir) <cache>,
 //     anything under the temporary directory <tmp>, the home directory ~.
-//     GoNB's per-kernel names (gonb_1a2b3c4d) become gonb_<id>.
+//     GoNB's per-kernel names (gonb_1a2b3c4d) become gonb_<id>, and the directory in %goworkfix's notice
+//     ("replace rule for module M to local directory D") becomes <dir>: the committed run and this one may
+//     have cloned the repository to different places.
 //  5. Durations in Go or common notation (850ms, 12.3s, 1m2.5s, 2h0m0s) become <duration>, and the number after
 //     "elapsed", "remaining", "took" or "wall" becomes <duration> too.
 //  6. Rates ("12.5 steps/s", "300 tokens/s", "1.2 it/s") become <rate>.
@@ -85,6 +87,7 @@ var (
 	ansiCode     = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
 	dropLine     = regexp.MustCompile(`^\s*(progress|cache):`)
 	gonbID       = regexp.MustCompile(`\bgonb_[0-9a-f]{8}\b`)
+	localDir     = regexp.MustCompile(`(replace rule for module "[^"]*" to local directory )"[^"]*"`)
 	tmpPath      = regexp.MustCompile(`(^|[\s"'=(:])/tmp/[^\s"')]*`)
 	duration     = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h)(\d+(\.\d+)?(ns|µs|us|ms|s|m|h))*\b`)
 	afterTimeKey = regexp.MustCompile(`(?i)\b(elapsed|remaining|took|wall|wall time)([:=]?\s*)\d+(\.\d+)?\b`)
@@ -134,6 +137,7 @@ func (s *Sanitizer) Text(text string) string {
 		}
 		line = tmpPath.ReplaceAllString(line, "$1<tmp>")
 		line = gonbID.ReplaceAllString(line, "gonb_<id>")
+		line = localDir.ReplaceAllString(line, `$1"<dir>"`)
 		line = duration.ReplaceAllString(line, "<duration>")
 		line = afterTimeKey.ReplaceAllString(line, "$1$2<duration>")
 		line = rate.ReplaceAllString(line, "<rate>")

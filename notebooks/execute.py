@@ -7,6 +7,8 @@ The kernel runs in KERNEL_CWD, which GoNB exports to cells as GONB_DIR. Errors a
 "nbexec: cell I/N [line] S.Ss". Exit status: 0 executed (whatever the cells did), 2 the run could not finish
 (kernel did not start, died, or a cell timed out); DST then holds what was executed so far.
 """
+import os
+import signal
 import sys
 import time
 
@@ -40,12 +42,27 @@ def main():
         on_cell_start=on_start,
         on_cell_executed=on_executed,
     )
+    stopped = []
+
+    def on_signal(signum, _frame):
+        # Asked to stop (the harness timed out or died): take the kernel's process group, the running cell
+        # program included, down with us.
+        try:
+            pid = client.km.provisioner.process.pid  # the kernel leads its own session
+            os.killpg(pid, signal.SIGKILL)
+        except Exception:
+            pass
+        stopped.append(signal.Signals(signum).name)
+        raise KeyboardInterrupt(stopped[0])
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
     status = 0
     try:
         client.execute()
-    except Exception as e:  # timeout, dead kernel, kernel that never started
-        print(f"nbexec: {type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}",
-              file=sys.stderr, flush=True)
+    except BaseException as e:  # timeout, dead kernel, kernel that never started, signal
+        why = f"stopped by {stopped[0]}" if stopped else f"{type(e).__name__}: {str(e).strip()[:300]}"
+        print(f"nbexec: {why}", file=sys.stderr, flush=True)
         status = 2
     nbformat.write(nb, dst)
     return status

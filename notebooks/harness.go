@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -328,10 +329,18 @@ func (r *Runner) Execute(ctx context.Context, src, dst string) error {
 	cmd := exec.CommandContext(ctx, r.Python, script.Name(), src, dst, filepath.Dir(src),
 		fmt.Sprint(int(r.CellTimeout.Seconds())), fmt.Sprint(int(r.StartupTimeout.Seconds())))
 	cmd.Env = append(r.env, "PYDEVD_DISABLE_FILE_VALIDATION=1")
+	// On cancellation ask the script to stop: it kills the kernel's process group (the running cell program
+	// included) and writes what ran so far. If the kernel holds our pipes open, give up waiting after a while.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
+	setDeathSignal(cmd) // and the same if this process dies (go test's own timeout panics and exits)
 	var tail tailBuffer
 	cmd.Stdout = io.MultiWriter(r.Log, &tail)
 	cmd.Stderr = io.MultiWriter(r.Log, &tail)
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%v (%v; a long notebook needs a larger `go test -timeout`)", err, ctx.Err())
+		}
 		return fmt.Errorf("executing %s: %v\n%s", filepath.Base(src), err, tail.String())
 	}
 	return nil
