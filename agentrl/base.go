@@ -1,0 +1,201 @@
+package agentrl
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/agentrl-go/agentrl/gomlxmodel"
+)
+
+// The RL base agent. The book's starting policy came from its earlier chapters (pre-training and supervised
+// fine-tuning of TinyAgent); we make it here by supervised training on scripted demonstration episodes whose
+// behavior mix is calibrated to the book's step-0 batch: it usually edits blind, sometimes tests, submits in
+// about 72% of episodes, rarely reads (and then often picks the right op), and makes a malformed call in about
+// 5% of episodes. Supervised learning of a sequence distribution learns its conditionals, so the trained agent
+// reproduces the script's mix of call sequences; what RL later finds is the reading skill the mix hides.
+
+// BaseConfig describes the demonstrations and the supervised training of the RL base agent.
+type BaseConfig struct {
+	Seed           uint64
+	Demos          int       // demonstration episodes (on renamed training tasks)
+	Steps          int       // Adam steps of supervised training
+	BatchSize      int       // episodes per step
+	LR             float64   // Adam learning rate
+	MaxTurns       int       // turn budget of the demonstrations
+	ReadProb       float64   // an episode starts with a read
+	ReadRightProb  float64   // after a read, the edit uses the op the source needs (else a uniformly random op)
+	TestsAfterEdit []float64 // P(0, 1, 2, ... tests between the edit and the submit)
+	SubmitProb     float64   // the episode submits; otherwise it stalls until the budget runs out
+	StallTestProb  float64   // a stalling call is a test; otherwise another (refused) edit
+	MalformedProb  float64   // one malformed call is inserted at a random turn
+	// MappingDemos are extra demonstrations that read, then edit with the right op; their read call carries no
+	// loss, so they teach what to do after a read without making reads more likely.
+	MappingDemos     int
+	MappingRightProb float64 // a mapping demonstration's edit uses the right op (else a random op)
+}
+
+// DefaultBaseConfig is the calibrated demonstration mix and training schedule.
+func DefaultBaseConfig() BaseConfig {
+	return BaseConfig{
+		Seed:             1,
+		Demos:            4096,
+		MappingDemos:     2048,
+		MappingRightProb: 0.5,
+		Steps:            400,
+		BatchSize:        64,
+		LR:               2e-3,
+		MaxTurns:         6,
+		ReadProb:         0.06,
+		ReadRightProb:    0.5,
+		TestsAfterEdit:   []float64{0.45, 0.45, 0.10},
+		SubmitProb:       0.72,
+		StallTestProb:    0,
+		MalformedProb:    0.05,
+	}
+}
+
+// malformedCalls are calls the gym answers with an error observation: a missing or extra argument, or an
+// unknown tool.
+var malformedCalls = [][]string{{"edit"}, {"submit", "test"}, {"test", "test"}, {"read", "submit"}, {OpComparison}}
+
+// demoCalls scripts the calls of one demonstration episode on task; a mapping demonstration always reads and
+// then applies the right op.
+func (c BaseConfig) demoCalls(task Task, mapping bool, rng *rand.Rand) [][]string {
+	var calls [][]string
+	if mapping || rng.Float64() < c.ReadProb {
+		calls = append(calls, []string{"read"})
+	}
+	op := Ops[rng.IntN(len(Ops))]
+	if right := c.ReadRightProb; mapping {
+		if rng.Float64() < c.MappingRightProb {
+			op = task.Op
+		}
+	} else if len(calls) > 0 && rng.Float64() < right {
+		op = task.Op
+	}
+	calls = append(calls, []string{"edit", op})
+	if rng.Float64() < c.SubmitProb {
+		for range pick(c.TestsAfterEdit, rng) {
+			calls = append(calls, []string{"test"})
+		}
+		calls = append(calls, []string{"submit"})
+	} else {
+		for len(calls) < c.MaxTurns {
+			if rng.Float64() < c.StallTestProb {
+				calls = append(calls, []string{"test"})
+			} else {
+				calls = append(calls, []string{"edit", Ops[rng.IntN(len(Ops))]})
+			}
+		}
+	}
+	if rng.Float64() < c.MalformedProb {
+		at := rng.IntN(len(calls))
+		calls = append(calls[:at], append([][]string{malformedCalls[rng.IntN(len(malformedCalls))]}, calls[at:]...)...)
+	}
+	return calls
+}
+
+func pick(probs []float64, rng *rand.Rand) int {
+	u := rng.Float64()
+	for i, p := range probs {
+		if u < p {
+			return i
+		}
+		u -= p
+	}
+	return len(probs) - 1
+}
+
+// Demonstrations plays c.Demos + c.MappingDemos scripted episodes on renamed copies of tasks in the real
+// environment, so their token layout is exactly what the sampler produces.
+func (c BaseConfig) Demonstrations(tasks []Task, tok *Tokenizer) ([]Trajectory, error) {
+	rng := NewRNG(c.Seed)
+	reward, err := MakeReward("hidden", RewardOptions{})
+	if err != nil {
+		return nil, err
+	}
+	demos := make([]Trajectory, 0, c.Demos+c.MappingDemos)
+	for i := range c.Demos + c.MappingDemos {
+		mapping := i >= c.Demos
+		task := RandomizeNames(tasks[rng.IntN(len(tasks))], rng)
+		env, err := NewEditBudgetEnv(c.MaxTurns, reward, 1)
+		if err != nil {
+			return nil, err
+		}
+		e := NewEpisode(env, task, tok, c.MaxTurns, ContextLen)
+		for _, call := range c.demoCalls(task, mapping, rng) {
+			if e.Done {
+				break
+			}
+			ids := tok.Encode(CallText(call[0], call[1:]...))
+			e.Act(ids, make([]float32, len(ids)))
+		}
+		demo := MakeTrajectory(e)
+		if mapping { // no loss on the read call itself
+			for j := range demo.ActionMask {
+				if demo.Owner[j+1] == OwnerPolicy && demo.Turn[j+1] == 0 {
+					demo.ActionMask[j] = 0
+				}
+			}
+		}
+		demos = append(demos, demo)
+	}
+	return demos, nil
+}
+
+// TrainBase trains a fresh TinyAgent on the demonstrations: c.Steps Adam steps of token-mean cross-entropy on
+// the policy tokens of c.BatchSize demonstrations drawn at random, the learning rate decaying linearly from
+// c.LR to c.LR/10.
+func TrainBase(tasks []Task, tok *Tokenizer, c BaseConfig) (*gomlxmodel.Model, error) {
+	demos, err := c.Demonstrations(tasks, tok)
+	if err != nil {
+		return nil, fmt.Errorf("base agent: %w", err)
+	}
+	model, err := gomlxmodel.New(gomlxmodel.DefaultConfig(tok.VocabSize()), int64(c.Seed))
+	if err != nil {
+		return nil, fmt.Errorf("base agent: %w", err)
+	}
+	rng := NewRNG(c.Seed + 1)
+	loss := gomlxmodel.LossConfig{Kind: "reinforce", Aggregation: TokenMean, LR: c.LR, MaxGradNorm: 1}
+	prog := newProgress("base agent", c.Steps)
+	for step := range c.Steps {
+		idx := make([]int, c.BatchSize)
+		for i := range idx {
+			idx[i] = rng.IntN(len(demos))
+		}
+		batch := Collate(SelectRows(demos, idx), tok.PadID)
+		ub := gomlxmodel.UpdateBatch{B: batch.B, T: batch.T, IDs: batch.IDs, Mask: batch.ActionMask,
+			OldLogp: batch.Logp, Adv: batch.ActionMask}
+		loss.LR = c.LR * (1 - 0.9*float64(step)/float64(c.Steps))
+		stats, err := model.Update(ub, loss)
+		if err != nil {
+			return nil, fmt.Errorf("base agent step %d: %w", step, err)
+		}
+		prog.done(step, fmt.Sprintf("cross-entropy %.3f", stats.Loss))
+	}
+	return model, nil
+}
+
+// MakeRLBase is arl.make_rl_base: the RL base agent for tok, trained with DefaultBaseConfig on the training
+// tasks, or loaded from the default result store when an earlier cell or run has made it.
+func MakeRLBase(tok *Tokenizer) (*gomlxmodel.Model, error) {
+	store, err := DefaultStore()
+	if err != nil {
+		return nil, err
+	}
+	return BaseFrom(store, tok, DefaultBaseConfig())
+}
+
+// BaseKey is the cache key of the base agent trained with c for tok.
+func BaseKey(tok *Tokenizer, c BaseConfig) string { return Key("rl_base", c, tok.Itos) }
+
+// BaseFrom returns the base agent trained with c, from store when present.
+func BaseFrom(store *Store, tok *Tokenizer, c BaseConfig) (*gomlxmodel.Model, error) {
+	return Cached(store, BaseKey(tok, c), ModelCodec, func() (*gomlxmodel.Model, error) {
+		tasks, err := MakeTasks(SplitTrain)
+		if err != nil {
+			return nil, err
+		}
+		return TrainBase(tasks, tok, c)
+	})
+}

@@ -1,0 +1,303 @@
+package agentrl
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/gob"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/janpfeifer/gonb/cache"
+
+	"github.com/agentrl-go/agentrl/gomlxmodel"
+)
+
+// CodeVersion names the version of the code that produces cached results. It is part of every cache key:
+// change it whenever a change of the library changes what a run computes.
+const CodeVersion = "agentrl-2026-11-29.1"
+
+// CacheEnv is the environment variable that sets the result cache's directory.
+const CacheEnv = "AGENTRL_CACHE"
+
+// Store is the on-disk result cache that lets a notebook cell load what an earlier cell (a separate program
+// under GoNB) computed: the RL base agent, training runs. It builds on GoNB's cache.Storage (one file per key in
+// one directory) and adds what a reproducible chapter needs: content-addressed keys (Key), a checksum verified
+// on every load (a corrupt or partial entry is recomputed, never trusted), and atomic writes.
+type Store struct {
+	dir     string
+	storage *cache.Storage
+}
+
+// OpenStore opens (creating it if needed) the cache directory dir.
+func OpenStore(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	storage, err := cache.New(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	return &Store{dir: dir, storage: storage}, nil
+}
+
+// DefaultStore opens the cache at $AGENTRL_CACHE, or at agentrl/ under the user's cache directory
+// (~/.cache/agentrl on Linux).
+func DefaultStore() (*Store, error) {
+	dir := os.Getenv(CacheEnv)
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			base = os.TempDir()
+		}
+		dir = filepath.Join(base, "agentrl")
+	}
+	return OpenStore(dir)
+}
+
+// Dir is the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Key returns the content address of a result: a readable name followed by a hash of the name, CodeVersion,
+// the backend and every part (JSON-encoded: configurations, seeds, task names, the keys of inputs).
+func Key(name string, parts ...any) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", CodeVersion, backendName(), name)
+	enc := json.NewEncoder(h)
+	for _, p := range parts {
+		if err := enc.Encode(p); err != nil {
+			panic(fmt.Sprintf("cache key %s: part %T is not JSON-encodable: %v", name, p, err)) // programmer error
+		}
+	}
+	safe := []byte(name)
+	for i, c := range safe {
+		if !(c == '-' || c == '_' || c == '.' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			safe[i] = '_'
+		}
+	}
+	return fmt.Sprintf("%s-%s", safe, hex.EncodeToString(h.Sum(nil))[:20])
+}
+
+// Codec writes and reads values of one type, exactly (a loaded value must equal the saved one bit for bit).
+type Codec[T any] struct {
+	Encode func(io.Writer, T) error
+	Decode func(io.Reader) (T, error)
+}
+
+// Cached returns the value stored under key, or computes, stores and returns it. It logs one line, "cache:
+// loaded KEY" or "cache: computed KEY in DURATION". A computed value is returned as it reads back from its
+// encoding, so both paths give identical values.
+func Cached[T any](s *Store, key string, codec Codec[T], compute func() (T, error)) (T, error) {
+	if v, err := load(s, key, codec); err == nil {
+		fmt.Fprintf(ProgressOutput, "cache: loaded %s\n", key)
+		return v, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(ProgressOutput, "cache: %s unusable (%v): recomputing\n", key, err)
+	}
+	start := time.Now()
+	var zero T
+	v, err := compute()
+	if err != nil {
+		return zero, err
+	}
+	var payload bytes.Buffer
+	if err := codec.Encode(&payload, v); err != nil {
+		return zero, fmt.Errorf("cache: encode %s: %w", key, err)
+	}
+	if err := s.save(key, payload.Bytes()); err != nil {
+		return zero, err
+	}
+	fmt.Fprintf(ProgressOutput, "cache: computed %s in %s\n", key, time.Since(start).Round(time.Second))
+	return codec.Decode(bytes.NewReader(payload.Bytes()))
+}
+
+// Reset removes the entry of key, if any.
+func (s *Store) Reset(key string) error { return s.storage.ResetKey(key) }
+
+const envelopeMagic = "agentrl-cache-v1\n"
+
+// envelope is a cache entry on disk: magic, payload length, SHA-256 of the payload, payload. It implements
+// GoNB's cache.Serializable.
+type envelope struct{ payload []byte }
+
+func (e *envelope) CacheSerialize(w io.Writer) error {
+	sum := sha256.Sum256(e.payload)
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(e.payload)))
+	for _, part := range [][]byte{[]byte(envelopeMagic), n[:], sum[:], e.payload} {
+		if _, err := w.Write(part); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *envelope) CacheDeserialize(r io.Reader) (any, error) {
+	header := make([]byte, len(envelopeMagic)+8+sha256.Size)
+	if _, err := io.ReadFull(r, header); err != nil {
+		return nil, fmt.Errorf("short header: %w", err)
+	}
+	if string(header[:len(envelopeMagic)]) != envelopeMagic {
+		return nil, errors.New("not a cache entry")
+	}
+	n := binary.LittleEndian.Uint64(header[len(envelopeMagic):])
+	payload, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	if uint64(len(payload)) != n {
+		return nil, fmt.Errorf("truncated: %d of %d bytes", len(payload), n)
+	}
+	if sum := sha256.Sum256(payload); !bytes.Equal(sum[:], header[len(envelopeMagic)+8:]) {
+		return nil, errors.New("checksum mismatch")
+	}
+	return &envelope{payload: payload}, nil
+}
+
+func load[T any](s *Store, key string, codec Codec[T]) (T, error) {
+	var zero T
+	r, err := s.storage.Reader(key)
+	if err != nil {
+		return zero, err
+	}
+	if c, ok := r.(io.Closer); ok {
+		defer c.Close()
+	}
+	if r == nil {
+		return zero, os.ErrNotExist
+	}
+	e, err := (&envelope{}).CacheDeserialize(r)
+	if err != nil {
+		return zero, err
+	}
+	return codec.Decode(bytes.NewReader(e.(*envelope).payload))
+}
+
+// save writes the entry under a temporary key, then renames it into place, so a reader never sees a partial
+// entry and an interrupted write leaves the old state.
+func (s *Store) save(key string, payload []byte) error {
+	tmp := fmt.Sprintf(".tmp-%d-%s", os.Getpid(), key)
+	if err := s.storage.Save(tmp, &envelope{payload: payload}); err != nil {
+		_ = s.storage.ResetKey(tmp)
+		return fmt.Errorf("cache: save %s: %w", key, err)
+	}
+	if err := os.Rename(filepath.Join(s.dir, tmp+".bin"), filepath.Join(s.dir, key+".bin")); err != nil {
+		return fmt.Errorf("cache: save %s: %w", key, err)
+	}
+	return nil
+}
+
+// ModelCodec stores a TinyAgent (weights and optimizer state).
+var ModelCodec = Codec[*gomlxmodel.Model]{
+	Encode: func(w io.Writer, m *gomlxmodel.Model) error { _, err := m.WriteTo(w); return err },
+	Decode: gomlxmodel.ReadModel,
+}
+
+// Run is the result of a training run: the trained policy, the optional critic, the per-step history and the
+// terminal infos logged by the environments.
+type Run struct {
+	Policy  *gomlxmodel.Model
+	Critic  *gomlxmodel.Critic
+	History []StepStats
+	Log     []Info
+}
+
+// RunCodec stores a Run.
+var RunCodec = Codec[*Run]{
+	Encode: func(w io.Writer, r *Run) error {
+		if err := gob.NewEncoder(w).Encode(runRecord{r.History, r.Log, r.Critic != nil}); err != nil {
+			return err
+		}
+		if _, err := r.Policy.WriteTo(w); err != nil {
+			return err
+		}
+		if r.Critic != nil {
+			_, err := r.Critic.WriteTo(w)
+			return err
+		}
+		return nil
+	},
+	Decode: func(rd io.Reader) (*Run, error) {
+		var rec runRecord
+		br := bufferedReader(rd)
+		if err := gob.NewDecoder(br).Decode(&rec); err != nil {
+			return nil, err
+		}
+		policy, err := gomlxmodel.ReadModel(br)
+		if err != nil {
+			return nil, err
+		}
+		run := &Run{Policy: policy, History: rec.History, Log: rec.Log}
+		if rec.HasCritic {
+			if run.Critic, err = gomlxmodel.ReadCritic(br); err != nil {
+				return nil, err
+			}
+		}
+		return run, nil
+	},
+}
+
+type runRecord struct {
+	History   []StepStats
+	Log       []Info
+	HasCritic bool
+}
+
+// bufferedReader returns r as an io.ByteReader, so gob reads no more than its own message from it.
+func bufferedReader(r io.Reader) interface {
+	io.Reader
+	io.ByteReader
+} {
+	if br, ok := r.(interface {
+		io.Reader
+		io.ByteReader
+	}); ok {
+		return br
+	}
+	b, _ := io.ReadAll(r)
+	return bytes.NewReader(b)
+}
+
+// CriticCodec stores a critic.
+var CriticCodec = Codec[*gomlxmodel.Critic]{
+	Encode: func(w io.Writer, c *gomlxmodel.Critic) error { _, err := c.WriteTo(w); return err },
+	Decode: gomlxmodel.ReadCritic,
+}
+
+// Fingerprint is a short content hash of a model's weights and optimizer state, for cache keys of results
+// computed from it.
+func Fingerprint(m *gomlxmodel.Model) (string, error) {
+	h := sha256.New()
+	if _, err := m.WriteTo(h); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// TaskNames lists the names of tasks, for cache keys.
+func TaskNames(tasks []Task) []string {
+	names := make([]string, len(tasks))
+	for i, t := range tasks {
+		names[i] = t.Name
+		if strings.Contains(t.Issue, "\n") {
+			names[i] += "/single"
+		}
+	}
+	return names
+}
+
+// backendName names the GoMLX backend in use (results are bit-identical only on the same backend).
+func backendName() string {
+	b, err := gomlxmodel.Backend()
+	if err != nil {
+		return "unavailable"
+	}
+	return b.Name()
+}

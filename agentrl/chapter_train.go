@@ -1,0 +1,184 @@
+package agentrl
+
+// The chapter's own training-side functions (the ones the book marks #@save). The notebooks show this code
+// verbatim; notebooks/drift_test.go fails if a notebook's copy and this file drift apart.
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/agentrl-go/agentrl/gomlxmodel"
+)
+
+// PerCallRewards is per_call_rewards: token rewards [B][T-1] with -stepPenalty on the last token of every call
+// and the hidden-test verdict on the episode's last policy token.
+func PerCallRewards(trajs []Trajectory, mask [][]float32, stepPenalty float64) [][]float32 {
+	verdict := make([]float32, len(trajs))
+	for b, t := range trajs {
+		if t.Info.Submitted && t.Info.HiddenPass {
+			verdict[b] = 1
+		}
+	}
+	rewards := OutcomeRewards(verdict, mask)
+	for b, m := range mask {
+		for j := range m {
+			if m[j] == 1 && (j+1 == len(m) || m[j+1] == 0) { // a call ends here
+				rewards[b][j] -= float32(stepPenalty)
+			}
+		}
+	}
+	return rewards
+}
+
+// MaskedWhiten is masked_whiten: x normalized to mean 0 and standard deviation 1 over the positions where mask
+// is 1 (one mean and std for the whole batch), and zero elsewhere.
+func MaskedWhiten(x, mask [][]float32) [][]float32 {
+	mean := MaskedMean(x, mask)
+	sq := Zeros(len(x), len(x[0]))
+	for b := range x {
+		for j := range x[b] {
+			sq[b][j] = float32((float64(x[b][j]) - mean) * (float64(x[b][j]) - mean))
+		}
+	}
+	std := math.Sqrt(MaskedMean(sq, mask))
+	out := Zeros(len(x), len(x[0]))
+	for b := range x {
+		for j := range x[b] {
+			out[b][j] = float32((float64(x[b][j])-mean)/(std+1e-6)) * mask[b][j]
+		}
+	}
+	return out
+}
+
+// CallSample is call_sample: one call as its own Trajectory, ids = view + call, with the action mask and the
+// sampling log-probs on the call's tokens only. Reward and Info are the episode's.
+func CallSample(episode Trajectory, view, callIDs []int32, callLogp []float32) Trajectory {
+	ids := append(append([]int32{}, view...), callIDs...)
+	mask, logp := make([]float32, len(ids)-1), make([]float32, len(ids)-1)
+	for i := range callIDs {
+		mask[len(mask)-len(callIDs)+i] = 1
+		logp[len(logp)-len(callIDs)+i] = callLogp[i]
+	}
+	return Trajectory{IDs: ids, Turn: make([]int32, len(ids)), ActionMask: mask, Logp: logp,
+		Reward: episode.Reward, Info: episode.Info}
+}
+
+// IndexedSample is one per-call sample with the index of the episode it came from.
+type IndexedSample struct {
+	Episode int
+	Sample  Trajectory
+}
+
+// ContextRolloutBatch is context_rollout_batch: lockstep episodes whose every call is generated from
+// ContextView(keepObs) of the episode so far (keepObs < 0: the full context). It returns the episodes and the
+// per-call samples (view, call) in completion order. A row's KV cache is kept while its view only grows and is
+// rebuilt from the view when masking removed tokens from it.
+func ContextRolloutBatch(model *gomlxmodel.Model, envs []Env, tasks []Task, tok *Tokenizer, keepObs, maxTurns int,
+	temperature float64, rng *rand.Rand) ([]Trajectory, []IndexedSample, error) {
+	episodes := make([]*Episode, len(envs))
+	for b := range envs {
+		episodes[b] = NewEpisode(envs[b], tasks[b], tok, maxTurns, model.Config().MaxLen)
+	}
+	dec, err := model.NewDecoder(len(episodes))
+	if err != nil {
+		return nil, nil, err
+	}
+	type call struct {
+		view, ids []int32
+		logp      []float32
+	}
+	type finished struct {
+		b int
+		call
+	}
+	calls, cached := make([]call, len(episodes)), make([][]int32, len(episodes))
+	var samples []finished
+	for {
+		active := 0
+		for b, e := range episodes {
+			if e.Done || len(calls[b].view) > 0 {
+				continue
+			}
+			view := ContextView(e.IDs, e.Owner, e.Turn, len(e.Actions), keepObs) // a new call starts: fix its view
+			if !hasPrefix(view, cached[b]) {
+				dec.ResetRow(b)
+				cached[b] = nil
+			}
+			dec.Feed(b, view[len(cached[b]):])
+			cached[b], calls[b] = append(cached[b], view[len(cached[b]):]...), call{view: view}
+		}
+		for _, e := range episodes {
+			if !e.Done {
+				active++
+			}
+		}
+		if active == 0 {
+			break
+		}
+		logits, err := dec.Step()
+		if err != nil {
+			return nil, nil, err
+		}
+		V := model.Config().Vocab
+		for b, e := range episodes {
+			if e.Done {
+				continue
+			}
+			id, lp := SampleNext(logits[b*V:(b+1)*V], temperature, rng)
+			c := &calls[b]
+			c.ids, c.logp = append(c.ids, id), append(c.logp, lp)
+			if id == tok.CallEndID || len(c.ids) == MaxCallTokens {
+				samples = append(samples, finished{b, *c})
+				e.Act(c.ids, c.logp)
+				cached[b] = append(cached[b], c.ids[:len(c.ids)-1]...)
+				calls[b] = call{}
+				continue
+			}
+			dec.Feed(b, []int32{id})
+		}
+	}
+	trajs := make([]Trajectory, len(episodes))
+	for b, e := range episodes {
+		trajs[b] = MakeTrajectory(e)
+	}
+	out := make([]IndexedSample, len(samples))
+	for i, s := range samples {
+		out[i] = IndexedSample{s.b, CallSample(trajs[s.b], s.call.view, s.call.ids, s.call.logp)}
+	}
+	return trajs, out, nil
+}
+
+// EvaluateContext is evaluate_context: behavior statistics of nSamples episodes per task, sampled with
+// ContextView(keepObs) on tasks renamed by a generator seeded with seed.
+func EvaluateContext(model *gomlxmodel.Model, tasks []Task, tok *Tokenizer, keepObs, nSamples int, seed uint64,
+	cfg RLConfig) (Stats, error) {
+	names := NewRNG(seed)
+	var batchTasks []Task
+	var envs []Env
+	for _, t := range tasks {
+		for range nSamples {
+			env, err := MakeEnv(cfg)
+			if err != nil {
+				return Stats{}, err
+			}
+			batchTasks, envs = append(batchTasks, RandomizeNames(t, names)), append(envs, env)
+		}
+	}
+	trajs, _, err := ContextRolloutBatch(model, envs, batchTasks, tok, keepObs, cfg.MaxTurns, cfg.Temperature, NewRNG(seed))
+	if err != nil {
+		return Stats{}, err
+	}
+	return BehaviorStats(trajs), nil
+}
+
+func hasPrefix(s, prefix []int32) bool {
+	if len(prefix) > len(s) {
+		return false
+	}
+	for i, p := range prefix {
+		if s[i] != p {
+			return false
+		}
+	}
+	return true
+}

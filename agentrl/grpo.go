@@ -1,0 +1,127 @@
+package agentrl
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/agentrl-go/agentrl/gomlxmodel"
+)
+
+// StepStats is one entry of a training history: the behavior statistics of one step's batch.
+type StepStats struct {
+	Step int
+	Stats
+}
+
+// TrainRL is arl.train_rl, the book's GRPO loop. Each of steps steps samples cfg.PromptsPerStep renamed tasks ×
+// cfg.GroupSize episodes from policy (SampleStep), turns the episode rewards into group-normalized advantages
+// shared by all tokens of an episode, and applies RLUpdate. policy is trained in place; the returned history
+// holds each step's behavior statistics. factory makes the environments (nil: MakeEnv(cfg)); wrap it with
+// LoggedEnv to keep the terminal info of every episode. The run's generator is seeded with cfg.Seed.
+func TrainRL(policy *gomlxmodel.Model, tasks []Task, tok *Tokenizer, cfg RLConfig, steps int, factory EnvFactory) ([]StepStats, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	rng := NewRNG(cfg.Seed)
+	prog := newProgress("train_rl", steps)
+	history := make([]StepStats, 0, steps)
+	for step := range steps {
+		t0 := time.Now()
+		trajs, _, err := SampleStep(policy, factory, tasks, tok, cfg, rng)
+		if err != nil {
+			return history, fmt.Errorf("train_rl step %d: %w", step, err)
+		}
+		t1 := time.Now()
+		batch := Collate(trajs, tok.PadID)
+		adv := ComputeAdvantages(batch.Rewards, cfg.GroupSize)
+		if _, err := RLUpdate(policy, batch, BroadcastAdvantages(adv, Rows(batch.ActionMask, batch.T-1)), cfg, rng); err != nil {
+			return history, fmt.Errorf("train_rl step %d: %w", step, err)
+		}
+		s := BehaviorStats(trajs)
+		history = append(history, StepStats{Step: step, Stats: s})
+		prog.done(step, fmt.Sprintf("pass %.2f reward %+.2f turns %.2f | sample %.1fs update %.1fs",
+			s.PassRate, s.Reward, s.Turns, t1.Sub(t0).Seconds(), time.Since(t1).Seconds()))
+	}
+	return history, nil
+}
+
+// Select returns the rows idx of the batch (rows may repeat), as a new batch of the same width.
+func (b Batch) Select(idx []int) Batch {
+	T1 := b.T - 1
+	out := Batch{B: len(idx), T: b.T}
+	for _, r := range idx {
+		out.IDs = append(out.IDs, b.IDs[r*b.T:(r+1)*b.T]...)
+		out.ActionMask = append(out.ActionMask, b.ActionMask[r*T1:(r+1)*T1]...)
+		out.Logp = append(out.Logp, b.Logp[r*T1:(r+1)*T1]...)
+		out.TurnIDs = append(out.TurnIDs, b.TurnIDs[r*T1:(r+1)*T1]...)
+		out.Owner = append(out.Owner, b.Owner[r*T1:(r+1)*T1]...)
+		out.Rewards = append(out.Rewards, b.Rewards[r])
+	}
+	return out
+}
+
+// SelectRows returns rows idx of x.
+func SelectRows[S ~[]E, E any](x S, idx []int) S {
+	out := make(S, len(idx))
+	for i, r := range idx {
+		out[i] = x[r]
+	}
+	return out
+}
+
+// Mask returns the batch's action mask as rows [B][T-1].
+func (b Batch) Mask() [][]float32 { return Rows(b.ActionMask, b.T-1) }
+
+// Turns returns the batch's turn ids as rows [B][T-1].
+func (b Batch) Turns() [][]int32 { return Rows(b.TurnIDs, b.T-1) }
+
+// CriticValues is arl.critic_values: the critic's values [B][T-1] on the batch, index j being the value of the
+// state before token j+1.
+func CriticValues(critic *gomlxmodel.Critic, batch Batch) ([][]float32, error) {
+	v, err := critic.Values(batch.IDs, batch.B, batch.T)
+	if err != nil {
+		return nil, err
+	}
+	return Rows(v, batch.T-1), nil
+}
+
+// ValueStep is one Adam step of the critic on arl.value_loss: the masked token-mean squared error between its
+// values on batch and returns, clipped around oldValues when clip > 0. It returns the loss.
+func ValueStep(critic *gomlxmodel.Critic, batch Batch, oldValues, returns [][]float32, clip, lr float64) (float64, error) {
+	return critic.Update(batch.IDs, batch.B, batch.T, Flatten(oldValues), Flatten(returns), batch.ActionMask, clip, lr)
+}
+
+// TrainedRun is a stored TrainRL run: it trains a copy of base for steps steps with cfg on tasks, logging the
+// terminal info of every episode, or loads the identical run from store. envName names factory in the cache
+// key; a nil factory means MakeEnv(cfg).
+func TrainedRun(store *Store, base *gomlxmodel.Model, tok *Tokenizer, tasks []Task, cfg RLConfig, steps int,
+	envName string, factory EnvFactory) (*Run, error) {
+	if factory == nil {
+		factory, envName = EnvFactoryOf(cfg), "make_env"
+	}
+	baseID, err := Fingerprint(base)
+	if err != nil {
+		return nil, err
+	}
+	key := Key("train_rl", baseID, TaskNames(tasks), cfg, steps, envName)
+	return Cached(store, key, RunCodec, func() (*Run, error) {
+		policy, err := base.Clone()
+		if err != nil {
+			return nil, err
+		}
+		run := &Run{Policy: policy}
+		run.History, err = TrainRL(policy, tasks, tok, cfg, steps, Logged(factory, &run.Log))
+		return run, err
+	})
+}
+
+// Logged wraps every environment of factory in a LoggedEnv that appends to log.
+func Logged(factory EnvFactory, log *[]Info) EnvFactory {
+	return func() (Env, error) {
+		env, err := factory()
+		if err != nil {
+			return nil, err
+		}
+		return &LoggedEnv{Env: env, Log: log}, nil
+	}
+}

@@ -1,0 +1,47 @@
+package agentrl
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"testing"
+	"time"
+)
+
+// ProgressOutput receives the progress lines of long runs (training loops, the base agent). It is os.Stderr,
+// or io.Discard under `go test`. Every line starts with "progress:" so the notebook harness can drop them.
+var ProgressOutput io.Writer = defaultProgressOutput()
+
+func defaultProgressOutput() io.Writer {
+	if testing.Testing() {
+		return io.Discard
+	}
+	return os.Stderr
+}
+
+// progress reports "name: step i/n, elapsed, remaining" at most every interval, and always at the end.
+type progress struct {
+	name     string
+	n        int
+	start    time.Time
+	last     time.Time
+	interval time.Duration
+}
+
+func newProgress(name string, n int) *progress {
+	now := time.Now()
+	return &progress{name: name, n: n, start: now, last: now, interval: 15 * time.Second}
+}
+
+// done records that step i (0-based) finished, with an optional detail.
+func (p *progress) done(i int, detail string) {
+	now := time.Now()
+	if i+1 < p.n && now.Sub(p.last) < p.interval {
+		return
+	}
+	p.last = now
+	elapsed := now.Sub(p.start)
+	eta := time.Duration(float64(elapsed) / float64(i+1) * float64(p.n-i-1))
+	fmt.Fprintf(ProgressOutput, "progress: %s step %d/%d | elapsed %s | remaining %s | %s\n", p.name, i+1, p.n,
+		elapsed.Round(time.Second), eta.Round(time.Second), detail)
+}

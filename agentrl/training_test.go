@@ -1,0 +1,368 @@
+package agentrl
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/agentrl-go/agentrl/gomlxmodel"
+)
+
+func approx(a, b float64) bool { return math.Abs(a-b) < 1e-5 }
+
+func TestComputeAdvantages(t *testing.T) {
+	tests := []struct {
+		name    string
+		rewards []float32
+		group   int
+		want    []float64
+	}{
+		{"two groups", []float32{1, 0, 0, 0, 1, 1}, 3, []float64{1.1547, -0.57735, -0.57735, -1.1547, 0.57735, 0.57735}},
+		{"all equal", []float32{0.5, 0.5}, 2, []float64{0, 0}},
+		{"group of one", []float32{3}, 1, []float64{0}},
+	}
+	for _, tt := range tests {
+		got := ComputeAdvantages(tt.rewards, tt.group)
+		for i := range got {
+			if math.Abs(float64(got[i])-tt.want[i]) > 1e-4 {
+				t.Errorf("%s: advantages %v, want %v", tt.name, got, tt.want)
+				break
+			}
+		}
+	}
+}
+
+func TestTokenRewardsAndReturns(t *testing.T) {
+	// Two calls (positions 1-2 and 5-6) separated by an observation.
+	mask := [][]float32{{0, 1, 1, 0, 0, 1, 1, 0}}
+	trajs := []Trajectory{{Info: Info{Submitted: true, HiddenPass: true}}}
+	rewards := PerCallRewards(trajs, mask, 0.1)
+	want := []float32{0, 0, -0.1, 0, 0, 0, 0.9, 0}
+	for j := range want {
+		if !approx(float64(rewards[0][j]), float64(want[j])) {
+			t.Fatalf("PerCallRewards = %v, want %v", rewards[0], want)
+		}
+	}
+	ret := ReturnsToGo(rewards, mask)
+	wantRet := []float32{0, 0.8, 0.8, 0, 0, 0.9, 0.9, 0}
+	for j := range wantRet {
+		if !approx(float64(ret[0][j]), float64(wantRet[j])) {
+			t.Fatalf("ReturnsToGo = %v, want %v", ret[0], wantRet)
+		}
+	}
+	// With zero values, GAE with γ = λ = 1 gives the returns-to-go; the targets equal them too.
+	values := Zeros(1, len(mask[0]))
+	adv, targets := GAEAdvantages(rewards, values, mask, 1, 1)
+	for j := range wantRet {
+		if !approx(float64(adv[0][j]), float64(wantRet[j])) || !approx(float64(targets[0][j]), float64(wantRet[j])) {
+			t.Fatalf("GAE = %v / %v, want %v", adv[0], targets[0], wantRet)
+		}
+	}
+}
+
+// TestTurnCreditMatchesBook checks the turn-level recursion on Figure 12.1's episode: from the book's TD errors
+// (−0.116, −0.031, +0.070, +0.305) and λ = 0.95 the advantages are +0.179, +0.311, +0.360, +0.305.
+func TestTurnCreditMatchesBook(t *testing.T) {
+	r := []float64{-0.05, -0.05, -0.05, 0.95}
+	delta := []float64{-0.116, -0.031, 0.070, 0.305}
+	// Choose values that produce those TD errors: V_K = 0, V_k = r_k + V_{k+1} − δ_k.
+	v := make([]float64, 5)
+	for k := 3; k >= 0; k-- {
+		v[k] = r[k] + v[k+1] - delta[k]
+	}
+	var rewards, values, mask []float32
+	var turns []int32
+	for k := range 4 {
+		for j := range 2 { // two tokens per call, then one observation token
+			rewards, values, mask, turns = append(rewards, 0), append(values, float32(v[k])), append(mask, 1), append(turns, int32(k))
+			if j == 1 {
+				rewards[len(rewards)-1] = float32(r[k])
+			}
+		}
+		rewards, values, mask, turns = append(rewards, 0), append(values, 0), append(mask, 0), append(turns, int32(k))
+	}
+	calls := TurnCredit(rewards, values, mask, turns, 1, 0.95)
+	want := []float64{0.179, 0.311, 0.360, 0.305}
+	for k, c := range calls {
+		if math.Abs(c.TD-delta[k]) > 1e-5 || math.Abs(c.Advantage-want[k]) > 1e-3 {
+			t.Errorf("call %d: δ %.4f A %.4f, want δ %.3f A %.3f", k, c.TD, c.Advantage, delta[k], want[k])
+		}
+	}
+	adv := TurnAdvantages([][]float32{rewards}, [][]float32{values}, [][]float32{mask}, [][]int32{turns}, 1, 0.95)
+	for j, m := range mask {
+		if m == 0 && adv[0][j] != 0 || m == 1 && math.Abs(float64(adv[0][j])-want[turns[j]]) > 1e-3 {
+			t.Fatalf("TurnAdvantages = %v", adv[0])
+		}
+	}
+}
+
+func TestMaskedWhiten(t *testing.T) {
+	x := [][]float32{{1, 2, 100}, {3, 4, -7}}
+	mask := [][]float32{{1, 1, 0}, {1, 1, 0}}
+	w := MaskedWhiten(x, mask)
+	if MaskedMean(w, mask) > 1e-6 || w[0][2] != 0 || w[1][2] != 0 {
+		t.Fatalf("MaskedWhiten = %v", w)
+	}
+	sq := Zeros(2, 3)
+	for b := range w {
+		for j := range w[b] {
+			sq[b][j] = w[b][j] * w[b][j]
+		}
+	}
+	if v := MaskedMean(sq, mask); math.Abs(v-1) > 1e-4 {
+		t.Fatalf("variance after whitening %.6f", v)
+	}
+}
+
+func TestSampleNext(t *testing.T) {
+	logits := []float32{0, float32(math.Log(3)), -100}
+	counts := make([]int, 3)
+	rng := NewRNG(1)
+	for range 4000 {
+		id, lp := SampleNext(logits, 1, rng)
+		counts[id]++
+		want := math.Log([]float64{0.25, 0.75, 0}[id])
+		if math.Abs(float64(lp)-want) > 1e-4 {
+			t.Fatalf("log-prob of %d = %v, want %v", id, lp, want)
+		}
+	}
+	if counts[2] != 0 || math.Abs(float64(counts[1])/4000-0.75) > 0.03 {
+		t.Fatalf("counts %v", counts)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	bad := []func(*RLConfig){
+		func(c *RLConfig) { c.MaxTurns = 0 },
+		func(c *RLConfig) { c.MaxEdits = -1 },
+		func(c *RLConfig) { c.LossMode = "mean" },
+		func(c *RLConfig) { c.Temperature = 0 },
+		func(c *RLConfig) { c.Reward.Kind = "visible-ish" },
+	}
+	if err := DefaultRLConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range bad {
+		c := DefaultRLConfig()
+		f(&c)
+		if c.Validate() == nil {
+			t.Errorf("case %d: invalid config accepted", i)
+		}
+	}
+}
+
+// tinyPolicy is a small TinyAgent for fast tests.
+func tinyPolicy(t *testing.T, tok *Tokenizer) *gomlxmodel.Model {
+	t.Helper()
+	m, err := gomlxmodel.New(gomlxmodel.Config{Vocab: tok.VocabSize(), MaxLen: ContextLen, DModel: 16, Heads: 2, Layers: 1, MLP: 32}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func testSetup(t *testing.T) (*Tokenizer, []Task) {
+	t.Helper()
+	all, err := MakeTasks(SplitAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, _ := MakeTasks(SplitTrain)
+	return BuildTokenizer(all), train
+}
+
+// TestContextRolloutReproducesLockstep is the book's first check of Section 12.4: with the full context, the
+// per-call sampler reproduces the single-sequence sampler token for token, and per-call log-probs summed per
+// episode equal the episode's.
+func TestContextRolloutReproducesLockstep(t *testing.T) {
+	tok, train := testSetup(t)
+	policy := tinyPolicy(t, tok)
+	cfg := DefaultRLConfig()
+	tasks := []Task{train[0], train[0], train[1], train[2]}
+	envs := func() []Env {
+		envs, err := makeEnvs(EnvFactoryOf(cfg), len(tasks))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return envs
+	}
+	ref, err := RolloutBatch(policy, envs(), tasks, tok, 6, 1, NewRNG(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps, samples, err := ContextRolloutBatch(policy, envs(), tasks, tok, -1, 6, 1, NewRNG(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	for i := range ref {
+		if !slices.Equal(ref[i].IDs, eps[i].IDs) {
+			t.Fatalf("episode %d differs:\n%v\n%v", i, ref[i].IDs, eps[i].IDs)
+		}
+		calls += eps[i].Info.NTurns
+	}
+	if len(samples) != calls {
+		t.Fatalf("%d per-call samples for %d calls", len(samples), calls)
+	}
+	score := func(trajs []Trajectory) []float64 {
+		b := Collate(trajs, tok.PadID)
+		lp, err := policy.SequenceLogProbs(b.IDs, b.B, b.T)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sums := make([]float64, b.B)
+		for r, m := range b.Mask() {
+			for j := range m {
+				sums[r] += float64(lp[r*(b.T-1)+j] * m[j])
+			}
+		}
+		return sums
+	}
+	perEpisode, perCall := score(eps), make([]float64, len(eps))
+	var callTrajs []Trajectory
+	for _, s := range samples {
+		callTrajs = append(callTrajs, s.Sample)
+	}
+	for i, lp := range score(callTrajs) {
+		perCall[samples[i].Episode] += lp
+	}
+	for b := range perEpisode {
+		if math.Abs(perEpisode[b]-perCall[b]) > 1e-4 {
+			t.Errorf("episode %d: log p %.6f vs per-call sum %.6f", b, perEpisode[b], perCall[b])
+		}
+		// The sampler's own log-probs agree with the full forward pass.
+		var sampled float64
+		for j, m := range eps[b].ActionMask {
+			sampled += float64(eps[b].Logp[j] * m)
+		}
+		if math.Abs(sampled-perEpisode[b]) > 1e-3 {
+			t.Errorf("episode %d: sampling log p %.6f vs scored %.6f", b, sampled, perEpisode[b])
+		}
+	}
+	// Masking changes the views: keepObs 0 never shows tool tokens.
+	maskedEps, masked, err := ContextRolloutBatch(policy, envs(), tasks, tok, 0, 6, 1, NewRNG(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := make([]int, len(maskedEps))
+	for _, s := range masked { // each view is ContextView(keepObs 0) of the episode before the call
+		e, k := maskedEps[s.Episode], seen[s.Episode]
+		seen[s.Episode]++
+		start := -1
+		for i := range e.IDs {
+			if e.Owner[i] == OwnerPolicy && int(e.Turn[i]) == k {
+				start = i
+				break
+			}
+		}
+		callLen := 0
+		for _, m := range s.Sample.ActionMask {
+			callLen += int(m)
+		}
+		want := ContextView(e.IDs[:start], e.Owner[:start], e.Turn[:start], k, 0)
+		if got := s.Sample.IDs[:len(s.Sample.IDs)-callLen]; !slices.Equal(got, want) {
+			t.Fatalf("episode %d call %d: view %v, want %v", s.Episode, k, got, want)
+		}
+	}
+}
+
+// TestTrainRLDeterministicAndCached runs a short GRPO loop twice from the same seed, then through the result
+// store: computed and loaded runs are bit-identical, and a corrupt entry is recomputed.
+func TestTrainRLDeterministicAndCached(t *testing.T) {
+	tok, train := testSetup(t)
+	base := tinyPolicy(t, tok)
+	cfg := DefaultRLConfig()
+	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns = 2, 4, 3
+	run := func() ([]StepStats, []byte) {
+		p, err := base.Clone()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := TrainRL(p, train, tok, cfg, 2, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if _, err := p.WriteTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		return h, buf.Bytes()
+	}
+	h1, w1 := run()
+	h2, w2 := run()
+	if !slices.Equal(h1, h2) || !bytes.Equal(w1, w2) {
+		t.Fatal("two runs from the same seed differ")
+	}
+	if h1[0].Episodes != 8 {
+		t.Fatalf("step has %d episodes, want 8", h1[0].Episodes)
+	}
+
+	store, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func() *Run {
+		r, err := TrainedRun(store, base, tok, train, cfg, 2, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	encode := func(r *Run) []byte {
+		var buf bytes.Buffer
+		if err := RunCodec.Encode(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	computed := encode(get())
+	loaded := encode(get())
+	if !bytes.Equal(computed, loaded) {
+		t.Fatal("loaded run differs from the computed one")
+	}
+	if r := get(); !slices.Equal(r.History, h1) || len(r.Log) != 16 {
+		t.Fatalf("stored run: history %v, %d log entries", r.History, len(r.Log))
+	}
+	// Corrupt the entry: it must be recomputed, identically.
+	entries, _ := filepath.Glob(filepath.Join(store.Dir(), "train_rl-*.bin"))
+	if len(entries) != 1 {
+		t.Fatalf("store entries %v", entries)
+	}
+	data, _ := os.ReadFile(entries[0])
+	data[len(data)-10] ^= 0xff
+	if err := os.WriteFile(entries[0], data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if again := encode(get()); !bytes.Equal(again, computed) {
+		t.Fatal("recomputed run differs")
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(store.Dir(), ".tmp-*")); len(tmp) != 0 {
+		t.Fatalf("temporary files left: %v", tmp)
+	}
+}
+
+func TestBaseDemonstrationsCalibrated(t *testing.T) {
+	tok, train := testSetup(t)
+	c := DefaultBaseConfig()
+	c.MappingDemos = 0
+	demos, err := c.Demonstrations(train, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := BehaviorStats(demos)
+	erred := 0
+	for _, d := range demos {
+		if d.Info.NInvalid > 0 {
+			erred++
+		}
+	}
+	share := float64(erred) / float64(len(demos))
+	// The book's step-0 batch: pass 0.17, turns 3.64, submit rate 0.72, 2–8% episodes with a malformed call.
+	if s.PassRate < 0.11 || s.PassRate > 0.23 || s.Turns < 3.2 || s.Turns > 4.1 || s.SubmitRate < 0.62 ||
+		s.SubmitRate > 0.82 || share < 0.02 || share > 0.08 || s.Reads > 0.15 {
+		t.Fatalf("demonstration mix off calibration: %+v, malformed-call episodes %.3f", s, share)
+	}
+}
