@@ -62,6 +62,9 @@ func (k kernelSpec) argv() []string {
 // modules; a `jupyter` earlier on PATH may be a pyenv shim without them), else the one on PATH.
 func findJupyter() string {
 	if p := os.Getenv("AGENTRL_JUPYTER"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return ""
+		}
 		return p
 	}
 	if _, err := os.Stat("/usr/bin/jupyter"); err == nil {

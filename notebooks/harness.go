@@ -233,7 +233,11 @@ func NewRunner() (*Runner, error) {
 	}
 
 	r.Jupyter = os.Getenv("AGENTRL_JUPYTER")
-	if r.Jupyter == "" {
+	if r.Jupyter != "" {
+		if _, err := os.Stat(r.Jupyter); err != nil {
+			return nil, fmt.Errorf("%w: AGENTRL_JUPYTER=%s does not exist: %s", ErrNoJupyter, r.Jupyter, setupHint)
+		}
+	} else {
 		if _, err := os.Stat("/usr/bin/jupyter"); err == nil {
 			r.Jupyter = "/usr/bin/jupyter"
 		} else if p, err := exec.LookPath("jupyter"); err == nil {
