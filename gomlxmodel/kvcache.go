@@ -69,7 +69,8 @@ func buildDecode(cfg Config) func([]*Node) []*Node {
 			vc := Where(writtenV, vNew, caches[2*l+1])
 			newCaches[2*l], newCaches[2*l+1] = kc, vc
 			scores := Add(DotGeneral(q, []int{3}, []int{0, 1}, kc, []int{3}, []int{0, 1}), bias)     // [B, H, n, L]
-			att := DotGeneral(softmaxLast(scores), []int{3}, []int{0, 1}, vc, []int{3}, []int{0, 1}) // [B, H, n, dh]
+			e, sum := expShifted(scores)
+			att := Div(DotGeneral(e, []int{3}, []int{0, 1}, vc, []int{3}, []int{0, 1}), sum) // [B, H, n, dh]
 			att = Reshape(TransposeAllAxes(att, 0, 2, 1, 3), B*n, D)
 			x = Add(x, c.dense(att, p[8], p[9]))
 			h = layerNorm(x, p[10], p[11])

@@ -55,8 +55,18 @@ func dot(a *Node, ca int, b *Node, cb int, batch bool) *Node {
 
 // dense is x·w + b for x [N, in], w [in, out], b [out]: returns [N, out].
 func (c arch) dense(x, w, b *Node) *Node {
-	y := c.matmul(x, 1, w, 0, false)
-	return Add(y, InsertAxes(b, 0))
+	return addRows(c.matmul(x, 1, w, 0, false), b)
+}
+
+// addRows adds b [D] to every row of x [N, D]. Broadcasting b with BroadcastPrefix (a memory copy)
+// and adding equal shapes is faster in SimpleGo than implicit broadcasting.
+func addRows(x, b *Node) *Node {
+	return Add(x, BroadcastPrefix(b, x.Shape().Dimensions[0]))
+}
+
+// mulRows multiplies every row of x [N, D] by g [D].
+func mulRows(x, g *Node) *Node {
+	return Mul(x, BroadcastPrefix(g, x.Shape().Dimensions[0]))
 }
 
 // layerNorm normalizes x [N, D] over its last axis, then scales by g [D] and shifts by b [D].
@@ -65,12 +75,16 @@ func layerNorm(x, g, b *Node) *Node {
 	xc := Sub(x, mean)
 	variance := ReduceAndKeep(Mul(xc, xc), ReduceMean, -1)
 	y := Div(xc, Sqrt(AddScalar(variance, lnEpsilon))) // Rsqrt has no gradient in v0.26
-	return Add(Mul(y, InsertAxes(g, 0)), InsertAxes(b, 0))
+	return addRows(mulRows(y, g), b)
 }
 
-// gelu is the exact GELU, x·Φ(x) = x·(1 + erf(x/√2))/2 (PyTorch's nn.GELU default).
+// gelu is GELU in its tanh form (GPT-2's; PyTorch's nn.GELU(approximate="tanh")):
+// x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))/2, computed as x·σ(2·√(2/π)·(x + 0.044715·x³)) with
+// σ(y) = 1/(1 + e^(−y)): in SimpleGo Exp costs a third of Erf or Tanh.
 func gelu(x *Node) *Node {
-	return Mul(MulScalar(x, 0.5), AddScalar(Erf(MulScalar(x, 1/math.Sqrt2)), 1))
+	inner := Mul(x, AddScalar(MulScalar(Mul(x, x), 0.044715), 1))
+	e := Exp(MulScalar(inner, -2*math.Sqrt(2/math.Pi)))
+	return Div(x, AddScalar(e, 1))
 }
 
 // arch is the configuration a graph is built for; grad says whether the graph differentiates the
@@ -124,13 +138,13 @@ func embed(c arch, w weights, ids *Node) *Node {
 	return Reshape(x, B*T, c.DModel)
 }
 
-// causalBias is the additive attention mask [1, T, T]: 0 where key ≤ query, maskValue elsewhere.
-func causalBias(g *Graph, T int) *Node {
+// causalBias is the additive attention mask [n, T, T]: 0 where key ≤ query, maskValue elsewhere.
+func causalBias(g *Graph, n, T int) *Node {
 	q := Iota(g, shapes.Make(dtypes.Int32, T, T), 0)
 	k := Iota(g, shapes.Make(dtypes.Int32, T, T), 1)
 	zero := ScalarZero(g, dtypes.Float32)
 	masked := Scalar(g, dtypes.Float32, maskValue)
-	return InsertAxes(Where(GreaterOrEqual(q, k), BroadcastToDims(zero, T, T), BroadcastToDims(masked, T, T)), 0)
+	return BroadcastPrefix(Where(GreaterOrEqual(q, k), BroadcastToDims(zero, T, T), BroadcastToDims(masked, T, T)), n)
 }
 
 // splitHeads turns [B·T, D] into [B·H, T, dh].
@@ -147,11 +161,19 @@ func mergeHeads(c arch, x *Node, B, T int) *Node {
 	return Reshape(x, B*T, c.DModel)
 }
 
-// softmaxLast is the softmax over the last axis; the subtracted max carries no gradient.
-func softmaxLast(s *Node) *Node {
+// expShifted returns exp(s − max) and its sum over the last axis (kept as a size-1 axis); the max
+// carries no gradient.
+func expShifted(s *Node) (e, sum *Node) {
 	m := StopGradient(ReduceAndKeep(s, ReduceMax, -1))
-	e := Exp(Sub(s, m))
-	return Div(e, ReduceAndKeep(e, ReduceSum, -1))
+	e = Exp(Sub(s, m))
+	return e, ReduceAndKeep(e, ReduceSum, -1)
+}
+
+// attention is softmax(scores)·v for scores [Bt, Tq, Tk] and v [Bt, Tk, dh], normalizing after the
+// product: dividing [Bt, Tq, dh] costs Tk/dh times less than dividing the probabilities.
+func (c arch) attention(scores, v *Node) *Node {
+	e, sum := expShifted(scores)
+	return Div(c.matmul(e, 2, v, 1, true), sum)
 }
 
 // block is one pre-LN transformer block on x [B·T, D] with causal self-attention over T.
@@ -161,8 +183,8 @@ func block(c arch, p []*Node, x *Node, B, T int) *Node {
 	q := splitHeads(c, MulScalar(c.dense(h, p[2], p[3]), 1/math.Sqrt(float64(dh))), B, T)
 	k := splitHeads(c, c.dense(h, p[4], p[5]), B, T)
 	v := splitHeads(c, c.dense(h, p[6], p[7]), B, T)
-	scores := Add(c.matmul(q, 2, k, 2, true), causalBias(x.Graph(), T)) // [B·H, T, T]
-	att := mergeHeads(c, c.matmul(softmaxLast(scores), 2, v, 1, true), B, T)
+	scores := Add(c.matmul(q, 2, k, 2, true), causalBias(x.Graph(), B*c.Heads, T)) // [B·H, T, T]
+	att := mergeHeads(c, c.attention(scores, v), B, T)
 	x = Add(x, c.dense(att, p[8], p[9]))
 	h = layerNorm(x, p[10], p[11])
 	return Add(x, c.dense(gelu(c.dense(h, p[12], p[13])), p[14], p[15]))

@@ -1,7 +1,7 @@
 """PyTorch reference of gomlxmodel's TinyAgent benchmarks (same model, same shapes).
 
 TinyAgent: vocab 150, 256 learned positions, d_model 64, 4 heads, 3 pre-LN blocks, GELU MLP 192,
-final LayerNorm, output head (161,046 parameters). Measures, with 2 threads:
+(tanh form), final LayerNorm, output head (161,046 parameters). Measures, with 2 threads:
   forward  logits for a [64, 128] batch
   update   one PPO step: forward, clipped surrogate (token_mean), backward, grad-norm clip 1, Adam
   decode   one KV-cache decode step for 64 rows with 127 cached tokens
@@ -40,7 +40,7 @@ class Block(nn.Module):
         att = (q @ k.transpose(-1, -2)) / math.sqrt(DH) + mask
         y = (att.softmax(-1) @ v).transpose(1, 2).reshape(x.shape)
         x = x + self.o(y)
-        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
 
     def step(self, x, kc, vc, pos):  # x [B, 1, D]; caches [B, H, MAXLEN, dh]
         h = self.ln1(x)
@@ -50,7 +50,7 @@ class Block(nn.Module):
         att = (q @ kc[:, :, : pos + 1].transpose(-1, -2)) / math.sqrt(DH)
         y = (att.softmax(-1) @ vc[:, :, : pos + 1]).transpose(1, 2).reshape(x.shape)
         x = x + self.o(y)
-        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
 
 
 class TinyAgent(nn.Module):
