@@ -2,6 +2,8 @@ package notebooks
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -139,6 +141,20 @@ func TestSelect(t *testing.T) {
 	}
 	if Section("a/12.3-turn-budgets.ipynb") != "12.3" {
 		t.Error("Section")
+	}
+	dir := t.TempDir()
+	for _, n := range []string{"12.10-late.ipynb", "12.2-b.ipynb", "12.1-a.ipynb", "Untitled.ipynb", ".12.1-x.ipynb", "_scratch.ipynb"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := Chapter(dir)
+	var names []string
+	for _, p := range got {
+		names = append(names, filepath.Base(p))
+	}
+	if err != nil || strings.Join(names, " ") != "12.1-a.ipynb 12.2-b.ipynb 12.10-late.ipynb" {
+		t.Errorf("Chapter = %v, %v", names, err)
 	}
 }
 

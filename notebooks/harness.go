@@ -23,7 +23,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -132,18 +134,37 @@ func Section(path string) string {
 	return strings.TrimSuffix(name, ".ipynb")
 }
 
-// Chapter returns the chapter's notebooks in dir (the .ipynb files not starting with "." or "_"), sorted.
+// chapterName matches the file name of a chapter notebook: "12.1-observations-are-inputs.ipynb".
+var chapterName = regexp.MustCompile(`^\d+\.\d+-[^/]*\.ipynb$`)
+
+// Chapter returns the chapter's notebooks in dir, sorted: the files named SECTION-title.ipynb (a scratch
+// "Untitled.ipynb" is not one).
 func Chapter(dir string) ([]string, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.ipynb"))
 	if err != nil {
 		return nil, err
 	}
-	paths = slices.DeleteFunc(paths, func(p string) bool {
-		b := filepath.Base(p)
-		return strings.HasPrefix(b, ".") || strings.HasPrefix(b, "_")
-	})
-	slices.Sort(paths)
+	paths = slices.DeleteFunc(paths, func(p string) bool { return !chapterName.MatchString(filepath.Base(p)) })
+	slices.SortFunc(paths, func(a, b string) int { return compareSections(Section(a), Section(b)) })
 	return paths, nil
+}
+
+// compareSections orders "12.2" before "12.10".
+func compareSections(a, b string) int {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < min(len(pa), len(pb)); i++ {
+		x, errx := strconv.Atoi(pa[i])
+		y, erry := strconv.Atoi(pb[i])
+		switch {
+		case errx != nil || erry != nil:
+			if c := strings.Compare(pa[i], pb[i]); c != 0 {
+				return c
+			}
+		case x != y:
+			return x - y
+		}
+	}
+	return len(pa) - len(pb)
 }
 
 // Select keeps the notebooks named in spec, a comma-separated list of sections ("12.1") or file names (with or
