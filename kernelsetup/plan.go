@@ -98,7 +98,7 @@ func plan(s state, gonbPath, logFile string, installJupyter bool) []step {
 		steps = append(steps, step{Name: "register the gonb kernel", Kind: writeKernel,
 			Cmds: [][]string{{gonbPath, "--install", "--raw_error"}}})
 	}
-	if !s.jupyterOK() && installJupyter {
+	if !s.jupyterOK() && installJupyter && s.HaveApt { // without apt-get, jupyterHelp tells what to do
 		steps = append(steps, step{
 			Name: "install Jupyter with apt-get",
 			Kind: runCmds,

@@ -79,6 +79,12 @@ func TestPlan(t *testing.T) {
 		t.Errorf("without -install-jupyter the plan must not install Jupyter: %v", got)
 	}
 
+	noApt := fresh
+	noApt.HaveApt = false
+	if got := names(plan(noApt, gonb, logFile, true)); slices.Contains(got, "install Jupyter with apt-get") {
+		t.Errorf("without apt-get the plan must not use it: %v", got)
+	}
+
 	old := ready
 	old.GonbVersion = "v0.10.6"
 	got = names(plan(old, gonb, logFile, false))
