@@ -21,6 +21,7 @@ type Decoder struct {
 	L      int               // cache capacity (positions)
 	caches []*tensors.Tensor // per layer: keys [bp, H, L, dh], values [bp, H, dh, L]
 	lens   []int             // cached tokens per row
+	reset  []bool            // rows whose cache slots must be zeroed before the next Step
 	queue  [][]int32         // tokens waiting for the next Step, per row
 }
 
@@ -29,7 +30,7 @@ func (m *Model) NewDecoder(B int) (*Decoder, error) {
 	if B < 1 {
 		return nil, fmt.Errorf("gomlxmodel: decoder needs B ≥ 1, got %d", B)
 	}
-	d := &Decoder{m: m, B: B, bp: bucketB(B), lens: make([]int, B), queue: make([][]int32, B)}
+	d := &Decoder{m: m, B: B, bp: bucketB(B), lens: make([]int, B), reset: make([]bool, B), queue: make([][]int32, B)}
 	d.grow(min(TimeBucket, m.st.cfg.MaxLen))
 	return d, nil
 }
@@ -63,6 +64,33 @@ func (d *Decoder) grow(L int) {
 	d.L = L
 }
 
+// zeroResetRows clears the cache slots of rows reset since the last Step: the decode graph adds new
+// entries to the cache and relies on unused slots being zero.
+func (d *Decoder) zeroResetRows() error {
+	var rows []int
+	for b, r := range d.reset {
+		if r {
+			rows = append(rows, b)
+			d.reset[b] = false
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	for _, t := range d.caches {
+		rowSize := t.Shape().Size() / d.bp
+		err := tensors.MutableFlatData(t, func(flat []float32) {
+			for _, b := range rows {
+				clear(flat[b*rowSize : (b+1)*rowSize])
+			}
+		})
+		if err != nil {
+			return fmt.Errorf("gomlxmodel: decoder reset: %w", err)
+		}
+	}
+	return nil
+}
+
 // Feed queues tokens for row (prefill, or the token sampled last); they run at the next Step.
 func (d *Decoder) Feed(row int, tokens []int32) {
 	d.queue[row] = append(d.queue[row], tokens...)
@@ -70,6 +98,9 @@ func (d *Decoder) Feed(row int, tokens []int32) {
 
 // ResetRow forgets a row's cache and queue (for per-call context views).
 func (d *Decoder) ResetRow(row int) {
+	if d.lens[row] > 0 {
+		d.reset[row] = true
+	}
 	d.lens[row] = 0
 	d.queue[row] = d.queue[row][:0]
 }
@@ -110,6 +141,9 @@ func (d *Decoder) Step() ([]float32, error) {
 	}
 	if L := bucketT(need, cfg.MaxLen); L > d.L {
 		d.grow(L)
+	}
+	if err := d.zeroResetRows(); err != nil {
+		return nil, err
 	}
 	nb := stepBucket(n, cfg.MaxLen)
 	tokens := make([]int32, d.bp*nb)

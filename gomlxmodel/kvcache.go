@@ -14,7 +14,8 @@ import (
 // Caches per layer: keys [B, H, L, dh] and values transposed, [B, H, dh, L], so that both attention
 // products contract their last axis (SimpleGo then does not transpose the cache). SimpleGo has no
 // DynamicUpdateSlice: new entries are scattered with a one-hot product (exact: each output sums one
-// term) and merged with Where; keys past each query's position are masked.
+// term) and added to the cache, whose slots past each row's length are zero (the Decoder zeroes a
+// row when it is reset); keys past each query's position are masked.
 
 const kindDecode = "decode"
 
@@ -44,9 +45,6 @@ func buildDecode(cfg Config) func([]*Node) []*Node {
 		slot, newIdx := Iota(g, i32(B, L, n), 1), Iota(g, i32(B, L, n), 2)
 		selB := LogicalAnd(Equal(slot, Add(newIdx, start3)), LessThan(newIdx, count3))
 		sel := BroadcastToDims(InsertAxes(ConvertDType(selB, dtypes.Float32), 1), B, H, L, n)
-		written := ReduceLogicalOr(selB, 2) // [B, L]
-		writtenK := BroadcastToDims(Reshape(written, B, 1, L, 1), B, H, L, dh)
-		writtenV := BroadcastToDims(Reshape(written, B, 1, 1, L), B, H, dh, L)
 
 		// Query i of row b sees keys j ≤ start[b] + i.
 		key, query := Iota(g, i32(B, n, L), 2), Iota(g, i32(B, n, L), 1)
@@ -65,10 +63,10 @@ func buildDecode(cfg Config) func([]*Node) []*Node {
 			k, v := heads(c.dense(h, p[4], p[5])), heads(c.dense(h, p[6], p[7]))
 			kNew := DotGeneral(sel, []int{3}, []int{0, 1}, k, []int{2}, []int{0, 1}) // [B, H, L, dh]
 			vNew := DotGeneral(v, []int{2}, []int{0, 1}, sel, []int{3}, []int{0, 1}) // [B, H, dh, L]
-			kc := Where(writtenK, kNew, caches[2*l])
-			vc := Where(writtenV, vNew, caches[2*l+1])
+			kc := Add(caches[2*l], kNew)                                             // slots past each row's length hold zeros
+			vc := Add(caches[2*l+1], vNew)
 			newCaches[2*l], newCaches[2*l+1] = kc, vc
-			scores := Add(DotGeneral(q, []int{3}, []int{0, 1}, kc, []int{3}, []int{0, 1}), bias)     // [B, H, n, L]
+			scores := Add(DotGeneral(q, []int{3}, []int{0, 1}, kc, []int{3}, []int{0, 1}), bias) // [B, H, n, L]
 			e, sum := expShifted(scores)
 			att := Div(DotGeneral(e, []int{3}, []int{0, 1}, vc, []int{3}, []int{0, 1}), sum) // [B, H, n, dh]
 			att = Reshape(TransposeAllAxes(att, 0, 2, 1, 3), B*n, D)
