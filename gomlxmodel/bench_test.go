@@ -2,8 +2,28 @@ package gomlxmodel
 
 import (
 	"math/rand/v2"
+	"syscall"
 	"testing"
+	"time"
 )
+
+// cpuTime is the process's user plus system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// loop runs fn b.N times and also reports the CPU time per operation (cpu-ms/op), which is less
+// sensitive than wall time to other processes on a shared machine.
+func loop(b *testing.B, fn func()) {
+	b.ResetTimer()
+	start := cpuTime()
+	for b.Loop() {
+		fn()
+	}
+	b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+}
 
 // Benchmarks at TinyAgent's real size (DefaultConfig(150)) and the shapes of the issue; the PyTorch
 // reference in pytorch_ref/bench.py measures the same model and shapes. Run both with
@@ -30,12 +50,11 @@ func BenchmarkForward(b *testing.B) {
 	if _, err := m.Logits(ids, benchB, benchT); err != nil { // compile outside the timing
 		b.Fatal(err)
 	}
-	b.ResetTimer()
-	for b.Loop() {
+	loop(b, func() {
 		if _, err := m.Logits(ids, benchB, benchT); err != nil {
 			b.Fatal(err)
 		}
-	}
+	})
 }
 
 // BenchmarkUpdate: one PPO training step (forward, clipped surrogate with token_mean, backward,
@@ -47,12 +66,11 @@ func BenchmarkUpdate(b *testing.B) {
 	if _, err := m.Update(batch, lc); err != nil {
 		b.Fatal(err)
 	}
-	b.ResetTimer()
-	for b.Loop() {
+	loop(b, func() {
 		if _, err := m.Update(batch, lc); err != nil {
 			b.Fatal(err)
 		}
-	}
+	})
 }
 
 // BenchmarkDecodeStep: one KV-cache decode step for 64 rows, each with 127 cached tokens (the
@@ -82,8 +100,5 @@ func BenchmarkDecodeStep(b *testing.B) {
 		}
 	}
 	step() // compile outside the timing
-	b.ResetTimer()
-	for b.Loop() {
-		step()
-	}
+	loop(b, step)
 }

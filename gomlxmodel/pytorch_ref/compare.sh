@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs gomlxmodel's benchmarks and the PyTorch reference side by side (alternating, ROUNDS times)
-# and prints the median times and the ratios GoMLX / PyTorch.
+# and prints the median wall times, the CPU times (all threads), and the ratios GoMLX / PyTorch.
+# On a shared machine, wall times of both suffer from other processes; compare the ratios.
 #
 #   gomlxmodel/pytorch_ref/compare.sh            # from the repository root; ROUNDS=3 by default
 #   ROUNDS=5 PYTHON=/usr/bin/python3 gomlxmodel/pytorch_ref/compare.sh
@@ -14,7 +15,7 @@ out=$(mktemp -d)
 go test -c -o "$out/gomlxmodel.test" ./gomlxmodel/
 for r in $(seq "$ROUNDS"); do
   (cd gomlxmodel && "$out/gomlxmodel.test" -test.run '^$' -test.bench . -test.benchtime 3x) |
-    awk '/^Benchmark/ {name=$1; sub(/^Benchmark/, "", name); sub(/-[0-9]+$/, "", name); print name, $3/1e6}' >> "$out/go.txt"
+    awk '/^Benchmark/ {name=$1; sub(/^Benchmark/, "", name); sub(/-[0-9]+$/, "", name); print name, $3/1e6, $5}' >> "$out/go.txt"
   "$PYTHON" gomlxmodel/pytorch_ref/bench.py 3 >> "$out/torch.txt"
 done
 "$PYTHON" - "$out/go.txt" "$out/torch.txt" <<'PY'
@@ -22,13 +23,16 @@ import statistics, sys
 def load(path):
     d = {}
     for line in open(path):
-        name, ms = line.split()
-        d.setdefault(name.lower(), []).append(float(ms))
-    return {k: statistics.median(v) for k, v in d.items()}
+        name, wall, cpu = line.split()
+        d.setdefault(name.lower(), []).append((float(wall), float(cpu)))
+    return {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in d.items()}
 go, torch = load(sys.argv[1]), load(sys.argv[2])
 names = {"forward": "forward", "update": "update", "decodestep": "decode"}
-print(f"{'benchmark':<12}{'GoMLX ms':>12}{'PyTorch ms':>12}{'ratio':>8}")
+print(f"{'':<10}{'wall ms':>22}{'':>8}{'CPU ms':>22}")
+print(f"{'benchmark':<10}{'GoMLX':>11}{'PyTorch':>11}{'ratio':>8}{'GoMLX':>11}{'PyTorch':>11}{'ratio':>8}")
 for g, t in names.items():
-    print(f"{t:<12}{go[g]:>12.1f}{torch[t]:>12.1f}{go[g] / torch[t]:>8.2f}")
+    (gw, gc), (tw, tc) = go[g], torch[t]
+    print(f"{t:<10}{gw:>11.1f}{tw:>11.1f}{gw / tw:>8.2f}{gc:>11.1f}{tc:>11.1f}{gc / tc:>8.2f}")
+print("load average:", open("/proc/loadavg").read().split()[:3])
 PY
 rm -rf "$out"
