@@ -9,6 +9,7 @@ package gomlxmodel
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/gomlx/gomlx/backends"
@@ -32,8 +33,8 @@ import (
 //     layers.go: positions are gathered with Iota, caches are updated with Where, and all matrix
 //     products go through dot functions with hand-written gradients.
 
-// DefaultBackendConfig is the backend configuration used when GOMLX_BACKEND is not set:
-// the pure-Go backend with ops executed sequentially (intra-op parallelism is kept).
+// DefaultBackendConfig is the backend configuration used when GOMLX_BACKEND is not set and no PJRT CPU
+// plugin is installed: the pure-Go backend with ops executed sequentially (intra-op parallelism is kept).
 const DefaultBackendConfig = simplego.BackendName + ":ops_sequential"
 
 var backendOnce = sync.OnceValues(newBackend)
@@ -41,8 +42,9 @@ var backendOnce = sync.OnceValues(newBackend)
 // Backend returns the process-wide GoMLX backend used by every model of this package.
 //
 // When the environment variable GOMLX_BACKEND is set (e.g. "go", "go:ops_sequential", "xla:cpu"),
-// it is honoured exactly as GoMLX would. Otherwise the pure-Go backend is used in the safe
-// configuration DefaultBackendConfig; GoMLX is never asked to download the XLA plugin.
+// it is honoured exactly as GoMLX would. Otherwise, when `go run ./kernelsetup` installed a PJRT CPU plugin
+// in PJRTDir, the XLA backend runs on it (by absolute path); else the pure-Go backend is used in the safe
+// configuration DefaultBackendConfig. GoMLX is never asked to download the XLA plugin.
 func Backend() (backends.Backend, error) {
 	return backendOnce()
 }
@@ -59,6 +61,13 @@ func newBackend() (b backends.Backend, err error) {
 		}
 	}()
 	if !set || os.Getenv(backends.ConfigEnvVar) == "" {
+		if dir := installedPJRT(); dir != "" {
+			// Setting GOMLX_NO_AUTO_INSTALL or PJRT_PLUGIN_LIBRARY_PATH here would be too late: GoMLX and
+			// go-xla read them in init(). An absolute plugin path skips both the auto-install (a download)
+			// and the search; "shared_buffers" keeps what the plugin name "cpu" would have enabled.
+			config = "xla:" + filepath.Join(dir, PJRTPluginName) + ",shared_buffers"
+			return backends.NewWithConfig(config)
+		}
 		_, opts := splitBackendConfig(config)
 		return simplego.New(opts)
 	}

@@ -19,8 +19,15 @@ func TestBackendDefault(t *testing.T) {
 	if b2, _ := Backend(); b2 != b {
 		t.Error("Backend() is not a singleton")
 	}
-	if os.Getenv(backends.ConfigEnvVar) == "" && !strings.Contains(b.Name(), "SimpleGo") {
-		t.Errorf("default backend %q, want SimpleGo", b.Name())
+	if os.Getenv(backends.ConfigEnvVar) != "" {
+		return
+	}
+	want := "SimpleGo"
+	if installedPJRT() != "" {
+		want = "xla"
+	}
+	if !strings.Contains(strings.ToLower(b.Name()), strings.ToLower(want)) {
+		t.Errorf("default backend %q, want %s", b.Name(), want)
 	}
 }
 
