@@ -9,6 +9,7 @@ Prints one line per measurement: "<name> <wall ms> <cpu ms>" (median wall time o
 mean process CPU time per run).
 """
 import math
+import os
 import statistics
 import sys
 import time
@@ -17,7 +18,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-torch.set_num_threads(2)
+torch.set_num_threads(int(os.environ.get("TORCH_THREADS", "2")))
 torch.manual_seed(0)
 
 V, MAXLEN, D, H, L, M = 150, 256, 64, 4, 3, 192

@@ -5,7 +5,10 @@
 #
 #   gomlxmodel/pytorch_ref/compare.sh            # from the repository root; ROUNDS=3 by default
 #   ROUNDS=5 PYTHON=/usr/bin/python3 gomlxmodel/pytorch_ref/compare.sh
+#   GOMLX_BACKEND=go:ops_sequential gomlxmodel/pytorch_ref/compare.sh   # force the pure-Go backend
 #
+# The Go side uses gomlxmodel.Backend(): GOMLX_BACKEND if set, else XLA when a PJRT CPU plugin is
+# installed (go run ./kernelsetup), else the pure-Go backend.
 # Needs PyTorch for the Python given by PYTHON (Debian: apt-get install python3-torch).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -19,7 +22,7 @@ for r in $(seq "$ROUNDS"); do
   "$PYTHON" gomlxmodel/pytorch_ref/bench.py 3 >> "$out/torch.txt"
 done
 "$PYTHON" - "$out/go.txt" "$out/torch.txt" <<'PY'
-import statistics, sys
+import os, statistics, sys
 def load(path):
     d = {}
     for line in open(path):
@@ -34,5 +37,6 @@ for g, t in names.items():
     (gw, gc), (tw, tc) = go[g], torch[t]
     print(f"{t:<10}{gw:>11.1f}{tw:>11.1f}{gw / tw:>8.2f}{gc:>11.1f}{tc:>11.1f}{gc / tc:>8.2f}")
 print("load average:", open("/proc/loadavg").read().split()[:3])
+print("GoMLX backend:", os.environ.get("GOMLX_BACKEND") or "default (gomlxmodel.Backend)")
 PY
 rm -rf "$out"
