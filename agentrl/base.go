@@ -16,18 +16,19 @@ import (
 
 // BaseConfig describes the demonstrations and the supervised training of the RL base agent.
 type BaseConfig struct {
-	Seed           uint64
-	Demos          int       // demonstration episodes (on renamed training tasks)
-	Steps          int       // Adam steps of supervised training
-	BatchSize      int       // episodes per step
-	LR             float64   // Adam learning rate
-	MaxTurns       int       // turn budget of the demonstrations
-	ReadProb       float64   // an episode starts with a read
-	ReadRightProb  float64   // after a read, the edit uses the op the source needs (else a uniformly random op)
-	TestsAfterEdit []float64 // P(0, 1, 2, ... tests between the edit and the submit)
-	SubmitProb     float64   // the episode submits; otherwise it stalls until the budget runs out
-	StallTestProb  float64   // a stalling call is a test; otherwise another (refused) edit
-	MalformedProb  float64   // one malformed call is inserted at a random turn
+	Seed            uint64
+	Demos           int       // demonstration episodes (on renamed training tasks)
+	Steps           int       // Adam steps of supervised training
+	BatchSize       int       // episodes per step
+	LR              float64   // Adam learning rate
+	MaxTurns        int       // turn budget of the demonstrations
+	SubmitFirstProb float64   // the episode submits on its first call
+	ReadProb        float64   // an episode starts with a read
+	ReadRightProb   float64   // after a read, the edit uses the op the source needs (else a uniformly random op)
+	TestsAfterEdit  []float64 // P(0, 1, 2, ... tests between the edit and the submit)
+	SubmitProb      float64   // the episode submits; otherwise it stalls until the budget runs out
+	StallTestProb   float64   // a stalling call is a test; otherwise another (refused) edit
+	MalformedProb   float64   // one malformed call is inserted at a random turn
 	// MappingDemos are extra demonstrations that read, then edit with the right op; their read call carries no
 	// loss, so they teach what to do after a read without making reads more likely.
 	MappingDemos     int
@@ -39,8 +40,8 @@ func DefaultBaseConfig() BaseConfig {
 	return BaseConfig{
 		Seed:             1,
 		Demos:            4096,
-		MappingDemos:     2048,
-		MappingRightProb: 0.5,
+		MappingDemos:     4096,
+		MappingRightProb: 0.7,
 		Steps:            400,
 		BatchSize:        64,
 		LR:               2e-3,
@@ -61,6 +62,9 @@ var malformedCalls = [][]string{{"edit"}, {"submit", "test"}, {"test", "test"}, 
 // demoCalls scripts the calls of one demonstration episode on task; a mapping demonstration always reads and
 // then applies the right op.
 func (c BaseConfig) demoCalls(task Task, mapping bool, rng *rand.Rand) [][]string {
+	if !mapping && rng.Float64() < c.SubmitFirstProb {
+		return [][]string{{"submit"}}
+	}
 	var calls [][]string
 	if mapping || rng.Float64() < c.ReadProb {
 		calls = append(calls, []string{"read"})

@@ -143,7 +143,7 @@ func ContextRolloutBatch(model *gomlxmodel.Model, envs []Env, tasks []Task, tok 
 	}
 	out := make([]IndexedSample, len(samples))
 	for i, s := range samples {
-		out[i] = IndexedSample{s.b, CallSample(trajs[s.b], s.call.view, s.call.ids, s.call.logp)}
+		out[i] = IndexedSample{Episode: s.b, Sample: CallSample(trajs[s.b], s.view, s.ids, s.logp)}
 	}
 	return trajs, out, nil
 }

@@ -10,6 +10,8 @@
 package main
 
 import (
+	"github.com/agentrl-go/agentrl/gomlxmodel"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -27,14 +29,15 @@ func main() {
 	installJupyter := flag.Bool("install-jupyter", false,
 		"install Jupyter with apt-get when it is missing (packages: "+aptPackages+")")
 	dryRun := flag.Bool("n", false, "print the planned steps and exit")
+	noXLA := flag.Bool("no-xla", false, "do not install the PJRT CPU plugin of the XLA backend")
 	flag.Parse()
-	if err := run(*installJupyter, *dryRun); err != nil {
+	if err := run(*installJupyter, *dryRun, !*noXLA); err != nil {
 		fmt.Fprintln(os.Stderr, "kernelsetup:", err)
 		os.Exit(1)
 	}
 }
 
-func run(installJupyter, dryRun bool) error {
+func run(installJupyter, dryRun, xla bool) error {
 	gobin, err := goBin()
 	if err != nil {
 		return err
@@ -97,6 +100,15 @@ func run(installJupyter, dryRun bool) error {
 	if !onPath(gobin, userPath) {
 		fmt.Printf("note: add %s to PATH so Jupyter finds gonb and goimports: export PATH=\"%s:$PATH\"\n", gobin, gobin)
 	}
+	pjrtDir := gomlxmodel.PJRTDir()
+	if xla && !pjrtInstalled(pjrtDir) {
+		start := time.Now()
+		if err := installPJRT(pjrtDir); err != nil {
+			return fmt.Errorf("install the PJRT CPU plugin: %w", err)
+		}
+		fmt.Printf("%-32s done (%.1fs)\n", "install PJRT CPU plugin", time.Since(start).Seconds())
+	}
+	fmt.Println(pjrtHint(pjrtDir, pjrtInstalled(pjrtDir)))
 	fmt.Printf("ready; GoNB logs go to %s\n", logFile)
 	return nil
 }
