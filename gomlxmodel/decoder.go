@@ -3,7 +3,6 @@ package gomlxmodel
 import (
 	"fmt"
 
-	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
@@ -21,7 +20,6 @@ type Decoder struct {
 	L      int               // cache capacity (positions)
 	caches []*tensors.Tensor // per layer: keys [bp, H, L, dh], values [bp, H, dh, L]
 	lens   []int             // cached tokens per row
-	reset  []bool            // rows whose cache slots must be zeroed before the next Step
 	queue  [][]int32         // tokens waiting for the next Step, per row
 }
 
@@ -30,21 +28,32 @@ func (m *Model) NewDecoder(B int) (*Decoder, error) {
 	if B < 1 {
 		return nil, fmt.Errorf("gomlxmodel: decoder needs B ≥ 1, got %d", B)
 	}
-	d := &Decoder{m: m, B: B, bp: bucketB(B), lens: make([]int, B), reset: make([]bool, B), queue: make([][]int32, B)}
-	d.grow(min(TimeBucket, m.st.cfg.MaxLen))
+	d := &Decoder{m: m, B: B, bp: bucketB(B), lens: make([]int, B), queue: make([][]int32, B)}
+	if err := d.grow(min(TimeBucket, m.st.cfg.MaxLen)); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
-// grow reallocates the caches with capacity L, keeping their contents.
-func (d *Decoder) grow(L int) {
+// grow reallocates the caches with capacity L, keeping their contents. Caches live in buffers shared
+// with the backend where it allows (SimpleGo and XLA on CPU do), so the host writes new entries in
+// place; elsewhere the tensors are copied to the device at each Step.
+func (d *Decoder) grow(L int) error {
 	cfg := d.m.st.cfg
 	H, dh := cfg.Heads, cfg.DModel/cfg.Heads
+	backend, err := Backend()
+	if err != nil {
+		return err
+	}
 	old, oldL := d.caches, d.L
-	d.caches = make([]*tensors.Tensor, 2*cfg.Layers)
-	for i := range d.caches {
+	caches := make([]*tensors.Tensor, 2*cfg.Layers)
+	for i := range caches {
 		data := make([]float32, d.bp*H*dh*L)
 		if old != nil {
-			prev, _ := floats(old[i])
+			prev, err := floatsCopy(old[i])
+			if err != nil {
+				return err
+			}
 			for bh := range d.bp * H {
 				if i%2 == 0 { // keys [.., L, dh]: the first oldL·dh values of each (b, h)
 					copy(data[bh*L*dh:bh*L*dh+oldL*dh], prev[bh*oldL*dh:(bh+1)*oldL*dh])
@@ -56,39 +65,52 @@ func (d *Decoder) grow(L int) {
 			}
 		}
 		if i%2 == 0 {
-			d.caches[i] = f32Tensor(data, d.bp, H, L, dh)
+			caches[i] = f32Tensor(data, d.bp, H, L, dh)
 		} else {
-			d.caches[i] = f32Tensor(data, d.bp, H, dh, L)
+			caches[i] = f32Tensor(data, d.bp, H, dh, L)
+		}
+		if err := caches[i].MaterializeOnDevice(backend, true, 0); err != nil {
+			return fmt.Errorf("gomlxmodel: decoder cache: %w", err)
 		}
 	}
-	d.L = L
+	for _, t := range old {
+		_ = t.FinalizeAll()
+	}
+	d.caches, d.L = caches, L
+	return nil
 }
 
-// zeroResetRows clears the cache slots of rows reset since the last Step: the decode graph adds new
-// entries to the cache and relies on unused slots being zero.
-func (d *Decoder) zeroResetRows() error {
-	var rows []int
-	for b, r := range d.reset {
-		if r {
-			rows = append(rows, b)
-			d.reset[b] = false
-		}
-	}
-	if len(rows) == 0 {
-		return nil
-	}
-	for _, t := range d.caches {
-		rowSize := t.Shape().Size() / d.bp
-		err := tensors.MutableFlatData(t, func(flat []float32) {
-			for _, b := range rows {
-				clear(flat[b*rowSize : (b+1)*rowSize])
+// store writes the new keys and values of one layer ([bp, H, nb, dh] each) into the caches at
+// positions start..start+count of each row.
+func (d *Decoder) store(layer int, kNew, vNew []float32, nb int, start, count []int32) error {
+	cfg := d.m.st.cfg
+	H, dh, L := cfg.Heads, cfg.DModel/cfg.Heads, d.L
+	err := tensors.MutableFlatData(d.caches[2*layer], func(keys []float32) {
+		for b := range d.B {
+			for h := range H {
+				for i := range int(count[b]) {
+					src := ((b*H+h)*nb + i) * dh
+					dst := ((b*H+h)*L + int(start[b]) + i) * dh
+					copy(keys[dst:dst+dh], kNew[src:src+dh])
+				}
 			}
-		})
-		if err != nil {
-			return fmt.Errorf("gomlxmodel: decoder reset: %w", err)
 		}
+	})
+	if err != nil {
+		return err
 	}
-	return nil
+	return tensors.MutableFlatData(d.caches[2*layer+1], func(values []float32) {
+		for b := range d.B {
+			for h := range H {
+				for i := range int(count[b]) {
+					src := ((b*H+h)*nb + i) * dh
+					for e := range dh {
+						values[((b*H+h)*dh+e)*L+int(start[b])+i] = vNew[src+e]
+					}
+				}
+			}
+		}
+	})
 }
 
 // Feed queues tokens for row (prefill, or the token sampled last); they run at the next Step.
@@ -98,9 +120,6 @@ func (d *Decoder) Feed(row int, tokens []int32) {
 
 // ResetRow forgets a row's cache and queue (for per-call context views).
 func (d *Decoder) ResetRow(row int) {
-	if d.lens[row] > 0 {
-		d.reset[row] = true
-	}
 	d.lens[row] = 0
 	d.queue[row] = d.queue[row][:0]
 }
@@ -140,10 +159,9 @@ func (d *Decoder) Step() ([]float32, error) {
 		return nil, fmt.Errorf("gomlxmodel: decoder context of %d tokens exceeds MaxLen %d", need, cfg.MaxLen)
 	}
 	if L := bucketT(need, cfg.MaxLen); L > d.L {
-		d.grow(L)
-	}
-	if err := d.zeroResetRows(); err != nil {
-		return nil, err
+		if err := d.grow(L); err != nil {
+			return nil, err
+		}
 	}
 	nb := stepBucket(n, cfg.MaxLen)
 	tokens := make([]int32, d.bp*nb)
@@ -157,30 +175,33 @@ func (d *Decoder) Step() ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	backend, err := Backend()
-	if err != nil {
-		return nil, err
-	}
 	d.m.mu.Lock()
-	defer d.m.mu.Unlock()
 	args := d.m.st.paramArgs()
 	for _, t := range d.caches {
-		donated, err := graph.DonateTensorBuffer(t, backend, 0)
-		if err != nil {
-			return nil, fmt.Errorf("gomlxmodel: decoder: %w", err)
-		}
-		args = append(args, donated)
+		args = append(args, t)
 	}
 	args = append(args, i32Tensor(tokens, d.bp, nb), i32Tensor(start, d.bp), i32Tensor(count, d.bp))
 	out, err := run(e, kindDecode, args)
+	d.m.mu.Unlock()
 	if err != nil {
-		d.caches = nil // donated: the decoder is unusable
 		return nil, err
 	}
-	copy(d.caches, out[1:])
 	logits, err := floats(out[0])
 	if err != nil {
 		return nil, err
+	}
+	for l := range cfg.Layers {
+		kNew, err := floats(out[1+2*l])
+		if err != nil {
+			return nil, err
+		}
+		vNew, err := floats(out[2+2*l])
+		if err != nil {
+			return nil, err
+		}
+		if err := d.store(l, kNew, vNew, nb, start, count); err != nil {
+			return nil, fmt.Errorf("gomlxmodel: decoder cache: %w", err)
+		}
 	}
 	logits = logits[:d.B*V]
 	for b, q := range d.queue {
