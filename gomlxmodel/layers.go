@@ -44,6 +44,9 @@ func dot(a *Node, ca int, b *Node, cb int, batch bool) *Node {
 		if cb == o+1 { // b is [.., freeB, c]
 			return DotGeneral(v, []int{o}, batchAxes, a, []int{faA}, batchAxes)
 		}
+		if !batch && faA == 0 { // a is [N, c]: the weight gradient of a dense layer
+			return contractRows(a, v)
+		}
 		return DotGeneral(a, []int{faA}, batchAxes, v, []int{o}, batchAxes)
 	})
 	y := DotGeneral(ai, []int{ca}, batchAxes, bi, []int{cb}, batchAxes)
@@ -52,6 +55,22 @@ func dot(a *Node, ca int, b *Node, cb int, batch bool) *Node {
 		return vy
 	})
 }
+
+// contractRows is Σ_n a[n, p]·b[n, q] for a [N, p] and b [N, q]: [p, q]. SimpleGo runs such a
+// product (cross size p·q, long contraction) single-threaded and transposes both operands inside
+// DotGeneral; splitting N into rowSplit chunks that form a batch, transposed explicitly, makes it
+// parallel and about 2× faster on 2 cores.
+func contractRows(a, b *Node) *Node {
+	N, p, q := a.Shape().Dimensions[0], a.Shape().Dimensions[1], b.Shape().Dimensions[1]
+	if N%rowSplit != 0 || N < 256*rowSplit {
+		return DotGeneral(a, []int{0}, nil, b, []int{0}, nil)
+	}
+	a3 := Transpose(Reshape(a, rowSplit, N/rowSplit, p), 1, 2) // [S, p, N/S]
+	b3 := Transpose(Reshape(b, rowSplit, N/rowSplit, q), 1, 2) // [S, q, N/S]
+	return ReduceSum(DotGeneral(a3, []int{2}, []int{0}, b3, []int{2}, []int{0}), 0)
+}
+
+const rowSplit = 4
 
 // dense is x·w + b for x [N, in], w [in, out], b [out]: returns [N, out].
 func (c arch) dense(x, w, b *Node) *Node {
