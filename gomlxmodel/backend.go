@@ -22,7 +22,8 @@ import (
 //
 //   - With GOMLX_BACKEND unset, backends.New() picks "xla", which tries to download the PJRT plugin
 //     from the internet and fails offline. We never call backends.New() without a setting: the default
-//     is the pure-Go backend, built directly with simplego.New.
+//     is an installed PJRT plugin named by absolute path (no download, no search), else the pure-Go
+//     backend, built directly with simplego.New.
 //   - SimpleGo's default ("dynamic") execution runs ops in parallel on its worker pool; ops such as
 //     DotGeneral then wait inside a worker for more workers, and with 2 CPUs (pool of 2×2 slots) all
 //     slots can end up waiting: a deadlock at 0% CPU. "ops_sequential" runs the ops of a graph one
@@ -30,8 +31,9 @@ import (
 //     chunks) goes to the pool, and leaves never wait for the pool, so it cannot deadlock.
 //   - The other hazards (no Pad/DynamicSlice/DynamicUpdateSlice, the O(N·in·out) gradient of
 //     DotGeneral, the double scaling of layers.MultiHeadAttention) are avoided by construction in
-//     layers.go: positions are gathered with Iota, caches are updated with Where, and all matrix
-//     products go through dot functions with hand-written gradients.
+//     the graph files: positions are gathered with Iota, KV caches are written on the host (kvcache.go),
+//     the gradients of Rsqrt and Clamp (undefined in v0.26) are avoided, and matrix products that are
+//     differentiated go through dot (layers.go) with hand-written gradients.
 
 // DefaultBackendConfig is the backend configuration used when GOMLX_BACKEND is not set and no PJRT CPU
 // plugin is installed: the pure-Go backend with ops executed sequentially (intra-op parallelism is kept).
