@@ -3,6 +3,7 @@ package agentrl
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -141,7 +142,7 @@ func (e *EditBudgetEnv) Step(action string) (string, float64, bool, Info) {
 		obs = CompactSource(e.Source)
 	case c.Tool == ToolTest:
 		e.NTests++
-		obs = fmt.Sprintf("passed %d of %d", Passes(e.Source, e.Task.Visible), len(e.Task.Visible))
+		obs = testReport(e.Source, e.Task.Visible)
 	case c.Tool == ToolEdit && e.NEdits >= e.MaxEdits:
 		obs = ObsNoEdits
 	case c.Tool == ToolEdit:
@@ -150,7 +151,8 @@ func (e *EditBudgetEnv) Step(action string) (string, float64, bool, Info) {
 			obs = ObsEditNotFound
 			break
 		}
-		e.Source, obs = src, ObsEdited
+		obs = ObsEdited + " : " + changedLine(e.Source, src)
+		e.Source = src
 		e.NEdits++
 	}
 	if e.NTurns >= e.MaxTurns {
@@ -186,4 +188,31 @@ func (e *EditBudgetEnv) FinalInfo(submitted bool) Info {
 		NEdits:     e.NEdits,
 		Stop:       stop,
 	}
+}
+
+// testReport is the test tool's observation: how many visible cases pass and, if one fails, its input, e.g.
+// "passed 1 of 3 failed on [ 4 0 7 ]".
+func testReport(source string, cases []Case) string {
+	report := fmt.Sprintf("passed %d of %d", Passes(source, cases), len(cases))
+	for _, c := range cases {
+		if got, err := RunProgram(source, c.Input); err != nil || got != c.Want {
+			words := make([]string, len(c.Input))
+			for i, x := range c.Input {
+				words[i] = strconv.Itoa(x)
+			}
+			return report + " failed on [ " + strings.Join(words, " ") + " ]"
+		}
+	}
+	return report
+}
+
+// changedLine is the first line of after that differs from before, without its indentation.
+func changedLine(before, after string) string {
+	old, lines := strings.Split(before, "\n"), strings.Split(after, "\n")
+	for i, l := range lines {
+		if i >= len(old) || l != old[i] {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
 }

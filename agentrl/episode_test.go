@@ -94,8 +94,12 @@ func TestEpisodeLayout(t *testing.T) {
 	for range read {
 		want = append(want, OwnerTool)
 	}
-	want = append(want, OwnerTemplate, OwnerPolicy, OwnerPolicy, OwnerPolicy, OwnerPolicy, OwnerTemplate, OwnerTool, OwnerTool, OwnerTemplate,
-		OwnerPolicy, OwnerPolicy, OwnerPolicy)
+	fixed, _ := ApplyOp(task.Source, task.Op)
+	want = append(want, OwnerTemplate, OwnerPolicy, OwnerPolicy, OwnerPolicy, OwnerPolicy, OwnerTemplate)
+	for range tok.Encode(ObsEdited + " : " + changedLine(task.Source, fixed)) {
+		want = append(want, OwnerTool)
+	}
+	want = append(want, OwnerTemplate, OwnerPolicy, OwnerPolicy, OwnerPolicy)
 	if !slices.Equal(e.Owner, want) {
 		t.Fatalf("owners\n%v\nwant\n%v", e.Owner, want)
 	}
@@ -136,7 +140,8 @@ func TestEpisodeTruncation(t *testing.T) {
 		if e.Info.Stop != StopTruncated || e.Info.Submitted || e.Reward != 0 || len(e.IDs) > ContextLen {
 			t.Fatalf("%s: stop %q, %d tokens, %d calls", task.Name, e.Info.Stop, len(e.IDs), len(e.Actions))
 		}
-		if len(e.IDs) < ContextLen-2*MaxCallTokens {
+		if len(e.IDs) < ContextLen-3*MaxCallTokens { // the last observation that fitted, and the call after it
+
 			t.Errorf("%s: truncated at %d tokens", task.Name, len(e.IDs))
 		}
 	}

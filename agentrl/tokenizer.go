@@ -26,7 +26,7 @@ var gymWords = []string{
 	"def", "for", "in", "if", "return", "(", ")", ":", "=", "+", "-", "*", ">", ">=", "<", "<=", "==", "[", "]",
 	"0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10",
 	"error", "malformed", "call", "unknown", "tool", "op", "missing", "extra", "argument", "no", "edits", "left",
-	"applied", "passed", "of", "submitted", "episode", "over", "should",
+	"applied", "passed", "of", "failed", "on", "submitted", "episode", "over", "should",
 }
 
 // Tokenizer is the word-level tokenizer of arl.build_tokenizer: text splits on whitespace, a newline is the token

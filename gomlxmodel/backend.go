@@ -43,8 +43,10 @@ var backendOnce = sync.OnceValues(newBackend)
 
 // Backend returns the process-wide GoMLX backend used by every model of this package.
 //
-// When the environment variable GOMLX_BACKEND is set (e.g. "go", "go:ops_sequential", "xla:cpu"),
-// it is honoured exactly as GoMLX would. Otherwise, when `go run ./kernelsetup` installed a PJRT CPU plugin
+// When the environment variable GOMLX_BACKEND is set (e.g. "go:ops_sequential", "xla:cpu"), it is honoured
+// as GoMLX would, with two exceptions that avoid its hazards: a bare "go" means DefaultBackendConfig (the
+// default parallel mode deadlocks on 2 CPUs; ask for it with an explicit option), and "xla" or "xla:cpu"
+// without PJRT_PLUGIN_LIBRARY_PATH use the installed plugin instead of downloading one. Otherwise, when `go run ./kernelsetup` installed a PJRT CPU plugin
 // in PJRTDir, the XLA backend runs on it (by absolute path); else the pure-Go backend is used in the safe
 // configuration DefaultBackendConfig. GoMLX is never asked to download the XLA plugin.
 func Backend() (backends.Backend, error) {
@@ -52,25 +54,25 @@ func Backend() (backends.Backend, error) {
 }
 
 func newBackend() (b backends.Backend, err error) {
-	config, set := os.LookupEnv(backends.ConfigEnvVar)
-	if !set || config == "" {
-		config = DefaultBackendConfig
-	}
+	config := os.Getenv(backends.ConfigEnvVar)
 	// backends.NewWithConfig panics on an unknown backend name.
 	defer func() {
 		if r := recover(); r != nil {
 			b, err = nil, fmt.Errorf("gomlxmodel: backend %q: %v", config, r)
 		}
 	}()
-	if !set || os.Getenv(backends.ConfigEnvVar) == "" {
-		if dir := installedPJRT(); dir != "" {
-			// Setting GOMLX_NO_AUTO_INSTALL or PJRT_PLUGIN_LIBRARY_PATH here would be too late: GoMLX and
-			// go-xla read them in init(). An absolute plugin path skips both the auto-install (a download)
-			// and the search; "shared_buffers" keeps what the plugin name "cpu" would have enabled.
-			config = "xla:" + filepath.Join(dir, PJRTPluginName) + ",shared_buffers"
-			return backends.NewWithConfig(config)
-		}
-		_, opts := splitBackendConfig(config)
+	plugin := installedPJRT()
+	switch {
+	case config == "" && plugin != "",
+		(config == "xla" || config == "xla:cpu") && plugin != "" && os.Getenv("PJRT_PLUGIN_LIBRARY_PATH") == "":
+		// Setting GOMLX_NO_AUTO_INSTALL or PJRT_PLUGIN_LIBRARY_PATH here would be too late: GoMLX and
+		// go-xla read them in init(). An absolute plugin path skips both the auto-install (a download)
+		// and the search; "shared_buffers" keeps what the plugin name "cpu" would have enabled.
+		config = "xla:" + filepath.Join(plugin, PJRTPluginName) + ",shared_buffers"
+	case config == "" || config == simplego.BackendName:
+		config = DefaultBackendConfig
+	}
+	if name, opts := splitBackendConfig(config); name == simplego.BackendName {
 		return simplego.New(opts)
 	}
 	b, err = backends.NewWithConfig(config)
