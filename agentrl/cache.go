@@ -22,7 +22,7 @@ import (
 
 // CodeVersion names the version of the code that produces cached results. It is part of every cache key:
 // change it whenever a change of the library changes what a run computes.
-const CodeVersion = "agentrl-2026-11-29.2"
+const CodeVersion = "agentrl-2026-11-29.3"
 
 // CacheEnv is the environment variable that sets the result cache's directory.
 const CacheEnv = "AGENTRL_CACHE"
@@ -209,34 +209,59 @@ type Run struct {
 	Log     []Info
 }
 
-// RunCodec stores a Run.
+// RunCodec stores a Run: a gob record of the history and log, then the policy and the optional critic, each
+// as a length-prefixed section (their readers may read ahead).
 var RunCodec = Codec[*Run]{
 	Encode: func(w io.Writer, r *Run) error {
-		if err := gob.NewEncoder(w).Encode(runRecord{r.History, r.Log, r.Critic != nil}); err != nil {
+		var rec, policy, critic bytes.Buffer
+		if err := gob.NewEncoder(&rec).Encode(runRecord{r.History, r.Log, r.Critic != nil}); err != nil {
 			return err
 		}
-		if _, err := r.Policy.WriteTo(w); err != nil {
+		if _, err := r.Policy.WriteTo(&policy); err != nil {
 			return err
 		}
 		if r.Critic != nil {
-			_, err := r.Critic.WriteTo(w)
-			return err
+			if _, err := r.Critic.WriteTo(&critic); err != nil {
+				return err
+			}
+		}
+		for _, section := range [][]byte{rec.Bytes(), policy.Bytes(), critic.Bytes()} {
+			if err := binary.Write(w, binary.LittleEndian, uint64(len(section))); err != nil {
+				return err
+			}
+			if _, err := w.Write(section); err != nil {
+				return err
+			}
 		}
 		return nil
 	},
 	Decode: func(rd io.Reader) (*Run, error) {
-		var rec runRecord
-		br := bufferedReader(rd)
-		if err := gob.NewDecoder(br).Decode(&rec); err != nil {
+		data, err := io.ReadAll(rd)
+		if err != nil {
 			return nil, err
 		}
-		policy, err := gomlxmodel.ReadModel(br)
+		sections := make([][]byte, 3)
+		for i := range sections {
+			if len(data) < 8 {
+				return nil, fmt.Errorf("run section %d: truncated", i)
+			}
+			n := binary.LittleEndian.Uint64(data)
+			if n > uint64(len(data)-8) {
+				return nil, fmt.Errorf("run section %d: %d bytes, %d left", i, n, len(data)-8)
+			}
+			sections[i], data = data[8:8+n], data[8+n:]
+		}
+		var rec runRecord
+		if err := gob.NewDecoder(bytes.NewReader(sections[0])).Decode(&rec); err != nil {
+			return nil, err
+		}
+		policy, err := gomlxmodel.ReadModel(bytes.NewReader(sections[1]))
 		if err != nil {
 			return nil, err
 		}
 		run := &Run{Policy: policy, History: rec.History, Log: rec.Log}
 		if rec.HasCritic {
-			if run.Critic, err = gomlxmodel.ReadCritic(br); err != nil {
+			if run.Critic, err = gomlxmodel.ReadCritic(bytes.NewReader(sections[2])); err != nil {
 				return nil, err
 			}
 		}
@@ -248,21 +273,6 @@ type runRecord struct {
 	History   []StepStats
 	Log       []Info
 	HasCritic bool
-}
-
-// bufferedReader returns r as an io.ByteReader, so gob reads no more than its own message from it.
-func bufferedReader(r io.Reader) interface {
-	io.Reader
-	io.ByteReader
-} {
-	if br, ok := r.(interface {
-		io.Reader
-		io.ByteReader
-	}); ok {
-		return br
-	}
-	b, _ := io.ReadAll(r)
-	return bytes.NewReader(b)
 }
 
 // CriticCodec stores a critic.

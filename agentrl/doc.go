@@ -77,5 +77,42 @@
 //	context_view (#@save)                      ContextView(ids, owner, turn, k, keepObs) (chapter.go; keepObs < 0 is None)
 //	(the call grammar)                         CallText(tool, args...), ParseCall(text); ToolRead, ToolEdit, ToolTest, ToolSubmit
 //
+// Training, evaluation and results (the chapter's own #@save code is in chapter.go and chapter_train.go):
+//
+//	arl.RLConfig(**overrides)                  DefaultRLConfig() RLConfig, then set fields; RLConfig.Validate
+//	cfg.reward = make_reward('hidden', ...)    RLConfig.Reward = RewardSpec{Kind, StepPenalty, WrongSubmit, InvalidPenalty}
+//	arl.make_env(cfg)                          MakeEnv(cfg) (Env, error); EnvFactoryOf(cfg); env_factory=... EnvFactory
+//	torch.Generator().manual_seed(s)           NewRNG(s)
+//	arl.make_rl_base(tok)                      MakeRLBase(tok); BaseFrom(store, tok, BaseConfig); TrainBase
+//	arl.make_critic(policy)                    gomlxmodel.NewCritic(policy, seed)
+//	model(ids) / copy.deepcopy(model)          gomlxmodel.Model.Logits / Model.Clone
+//	arl.sample_next(logits, temperature, g)    SampleNext(logits, temperature, rng) (id, logp)
+//	arl.rollout_batch(model, envs, tasks, tok, RolloutBatch(model, envs, tasks, tok, maxTurns, temperature, rng)
+//	    max_turns, temperature, g)
+//	arl.sample_groups(model, factory, tasks,   SampleGroups(model, factory, tasks, tok, cfg, rng)
+//	    tok, cfg, g)
+//	arl.sample_step(...)                       SampleStep(model, factory, tasks, tok, cfg, rng) (trajs, tasks, error)
+//	arl.selected_log_probs / sequence_log_probs gomlxmodel.Model.SequenceLogProbs(ids, B, T)
+//	logits.grad of arl.reinforce_loss          gomlxmodel.Model.LogitGradAbsSum(ids, B, T, adv, mask)
+//	arl.compute_advantages(batch, cfg)         ComputeAdvantages(rewards, groupSize)
+//	arl.outcome_rewards(verdict, mask)         OutcomeRewards(verdict, mask)
+//	arl.returns_to_go(rewards, mask)           ReturnsToGo(rewards, mask)
+//	arl.masked_mean(x, mask)                   MaskedMean(x, mask)
+//	arl.gae_advantages(r, v, mask, γ, λ)       GAEAdvantages(r, v, mask, γ, λ) (adv, returns)
+//	arl.turn_advantages(r, v, mask, turns, γ, λ) TurnAdvantages(r, v, mask, turns, γ, λ); TurnCredit (one row)
+//	arl.critic_values(critic, ids)             CriticValues(critic, batch)
+//	arl.value_loss(...) + optimizer step       ValueStep(critic, batch, oldValues, returns, clip, lr)
+//	arl.rl_update(policy, opt, batch, adv,     RLUpdate(policy, batch, adv [B][T-1], cfg, rng); BroadcastAdvantages
+//	    cfg, generator=g)                          for sequence advantages
+//	arl.train_rl(policy, tasks, tok, cfg,      TrainRL(policy, tasks, tok, cfg, steps, factory) ([]StepStats, error);
+//	    steps, env_factory=)                       TrainedRun (stored in the result cache)
+//	arl.evaluate(policy, tasks, tok, n, ...)   Evaluate(policy, tasks, tok, n, rng, cfg, factory) (Stats, error)
+//	per_call_rewards (#@save)                  PerCallRewards(trajs, mask, stepPenalty)
+//	masked_whiten (#@save)                     MaskedWhiten(x, mask)
+//	call_sample (#@save)                       CallSample(episode, view, callIDs, callLogp)
+//	context_rollout_batch (#@save)             ContextRolloutBatch(model, envs, tasks, tok, keepObs, maxTurns, temperature, rng)
+//	evaluate_context (#@save)                  EvaluateContext(model, tasks, tok, keepObs, nSamples, seed, cfg)
+//	(cells run as separate programs)           Store, DefaultStore, Key, Cached, RunCodec, ModelCodec, CriticCodec
+//
 // END gym naming table
 package agentrl

@@ -97,6 +97,7 @@ type EditBudgetEnv struct {
 
 	Task                           Task
 	Source                         string // current source (after edits)
+	Edited                         string // the line the last applied edit changed
 	NTurns, NReads, NTests, NEdits int
 	Last                           Info // terminal info of the env's own ending (wrappers that end an episode do not update it)
 }
@@ -145,14 +146,17 @@ func (e *EditBudgetEnv) Step(action string) (string, float64, bool, Info) {
 		obs = testReport(e.Source, e.Task.Visible)
 	case c.Tool == ToolEdit && e.NEdits >= e.MaxEdits:
 		obs = ObsNoEdits
+		if e.Edited != "" {
+			obs += " : " + e.Edited
+		}
 	case c.Tool == ToolEdit:
 		src, err := ApplyOp(e.Source, c.Arg)
 		if err != nil {
 			obs = ObsEditNotFound
 			break
 		}
-		obs = ObsEdited + " : " + changedLine(e.Source, src)
-		e.Source = src
+		e.Source, e.Edited = src, changedLine(e.Source, src)
+		obs = ObsEdited + " : " + e.Edited
 		e.NEdits++
 	}
 	if e.NTurns >= e.MaxTurns {

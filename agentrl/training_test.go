@@ -366,3 +366,28 @@ func TestBaseDemonstrationsCalibrated(t *testing.T) {
 		t.Fatalf("demonstration mix off calibration: %+v, malformed-call episodes %.3f", s, share)
 	}
 }
+
+// TestRunCodecWithCritic round-trips a run that carries a critic: every section reads back exactly.
+func TestRunCodecWithCritic(t *testing.T) {
+	tok, _ := testSetup(t)
+	policy := tinyPolicy(t, tok)
+	critic, err := gomlxmodel.NewCritic(policy, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &Run{Policy: policy, Critic: critic, History: []StepStats{{Step: 0, Stats: Stats{PassRate: 0.5}}}, Log: []Info{{Submitted: true}}}
+	var first, second bytes.Buffer
+	if err := RunCodec.Encode(&first, run); err != nil {
+		t.Fatal(err)
+	}
+	back, err := RunCodec.Decode(bytes.NewReader(first.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := RunCodec.Encode(&second, back); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(first.Bytes(), second.Bytes()) || back.Critic == nil || back.History[0].PassRate != 0.5 {
+		t.Fatal("run with critic does not round-trip")
+	}
+}
