@@ -1,0 +1,105 @@
+// Command dumpgym writes, as JSON on stdout, what grpo_bench.py needs to replay the BugFix gym at the token level
+// with the Go tokenizer: the vocabulary, the special and observation token ids, and for each training task its
+// prompt (the issue), its identifiers (for renaming), and the outcome of every call on the source before an edit
+// and after each op (read observation, test observation, hidden verdict). With RLConfig's one edit per episode,
+// these states are all the sources an episode can see.
+//
+//	go run ./gomlxmodel/pytorch_ref/dumpgym > /tmp/gym.json
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"log"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/agentrl-go/agentrl/agentrl"
+)
+
+type state struct {
+	Read       []int32 `json:"read"`        // observation of read: the compact source
+	Test       []int32 `json:"test"`        // observation of test: "passed k of n"
+	HiddenPass bool    `json:"hidden_pass"` // verdict of submit
+}
+
+type task struct {
+	Name   string           `json:"name"`
+	Issue  []int32          `json:"issue"`  // the prompt, without <bos>
+	Idents []int32          `json:"idents"` // identifiers of the source, in order of first appearance
+	Start  state            `json:"start"`  // before any edit
+	Edited map[string]state `json:"edited"` // after the op (absent: the op finds no site)
+}
+
+type gym struct {
+	Itos     []string           `json:"itos"`
+	Special  map[string]int32   `json:"special"`
+	Ops      []int32            `json:"ops"`
+	Tools    map[string]int32   `json:"tools"`
+	Obs      map[string][]int32 `json:"obs"`
+	NamePool []int32            `json:"name_pool"`
+	Tasks    []task             `json:"tasks"`
+}
+
+func main() {
+	all, err := agentrl.MakeTasks(agentrl.SplitAll)
+	if err != nil {
+		log.Fatal(err)
+	}
+	train, err := agentrl.MakeTasks(agentrl.SplitTrain)
+	if err != nil {
+		log.Fatal(err)
+	}
+	tok := agentrl.BuildTokenizer(all)
+	id := func(w string) int32 { return int32(tok.Stoi[w]) }
+	g := gym{
+		Itos: tok.Itos,
+		Special: map[string]int32{"pad": tok.PadID, "bos": tok.BosID, "call": tok.CallStartID, "call_end": tok.CallEndID,
+			"obs": tok.ObsStartID, "obs_end": tok.ObsEndID, "nl": tok.NewlineID},
+		Tools: map[string]int32{},
+		Obs:   map[string][]int32{},
+	}
+	for _, t := range []string{agentrl.ToolRead, agentrl.ToolEdit, agentrl.ToolTest, agentrl.ToolSubmit} {
+		g.Tools[t] = id(t)
+	}
+	for _, op := range agentrl.Ops {
+		g.Ops = append(g.Ops, id(op))
+	}
+	for name, text := range map[string]string{
+		"edited": agentrl.ObsEdited, "no_edits": agentrl.ObsNoEdits, "malformed": agentrl.ObsMalformed,
+		"unknown_tool": agentrl.ObsUnknownTool, "unknown_op": agentrl.ObsUnknownOp, "missing_arg": agentrl.ObsMissingArg,
+		"extra_arg": agentrl.ObsExtraArg, "no_site": agentrl.ObsEditNotFound,
+	} {
+		g.Obs[name] = tok.Encode(text)
+	}
+	pool := agentrl.NamePool()
+	for _, w := range pool {
+		g.NamePool = append(g.NamePool, id(w))
+	}
+	outcome := func(src string, t agentrl.Task) state {
+		return state{
+			Read:       tok.Encode(agentrl.CompactSource(src)),
+			Test:       tok.Encode(fmt.Sprintf("passed %d of %d", agentrl.Passes(src, t.Visible), len(t.Visible))),
+			HiddenPass: agentrl.Passes(src, t.Hidden) == len(t.Hidden),
+		}
+	}
+	for _, t := range train {
+		d := task{Name: t.Name, Issue: tok.Encode(t.Issue), Start: outcome(t.Source, t), Edited: map[string]state{}}
+		for _, w := range strings.Fields(t.Source) {
+			if i := id(w); slices.Contains(pool, w) && !slices.Contains(d.Idents, i) {
+				d.Idents = append(d.Idents, i)
+			}
+		}
+		for _, op := range agentrl.Ops {
+			if src, err := agentrl.ApplyOp(t.Source, op); err == nil {
+				d.Edited[op] = outcome(src, t)
+			}
+		}
+		g.Tasks = append(g.Tasks, d)
+	}
+	enc := json.NewEncoder(os.Stdout)
+	if err := enc.Encode(g); err != nil {
+		log.Fatal(err)
+	}
+}

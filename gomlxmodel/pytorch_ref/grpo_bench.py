@@ -1,0 +1,276 @@
+"""PyTorch port of one GRPO training step of agentrl (TrainRL), timed like agentrl's BenchmarkGRPOStep.
+
+One step = sample 64 episodes (8 training tasks x 8 episodes, renamed identifiers, 6 turns, temperature 1) with a
+lockstep KV-cache sampler (agentrl.RolloutBatch), group-normalised advantages (ComputeAdvantages), then one
+token_mean PPO-clip update with Adam (lr 1e-3, grad-norm clip 1) on the padded batch (RLUpdate).
+
+The model is bench.py's TinyAgent blocks (d 64, 4 heads, 3 pre-LN layers, tanh-GELU MLP 192, 256 positions) with
+the Go tokenizer's vocabulary and gomlxmodel's GPT-2 initialisation. The gym is replayed at the token level from
+a JSON dump of the Go one (go run ./gomlxmodel/pytorch_ref/dumpgym > gym.json): same vocabulary, prompts, read
+and test observations, hidden verdicts and error observations; calls are parsed like agentrl.ParseCall.
+
+    python3 grpo_bench.py gym.json [steps]     # one warm-up step, then `steps` (5) timed steps
+
+Prints one line per timed step and a final "RESULT key=value ..." line with per-step means: sample_s, update_s
+(wall), sample_cpu_s, update_cpu_s (process CPU, all threads), tokens (all episodes), tokens_per_episode and
+decode_steps (model steps of the rollout).
+"""
+import json
+import math
+import random
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from bench import DH, H, L, MAXLEN, Block, D  # also sets torch.set_num_threads (TORCH_THREADS, default 2)
+
+MAX_TURNS, MAX_CALL_TOKENS, MAX_EDITS = 6, 8, 1
+TASKS_PER_STEP, GROUP, TEMPERATURE = 8, 8, 1.0
+LR, CLIP_EPS, MAX_GRAD_NORM = 1e-3, 0.2, 1.0
+
+
+class Agent(nn.Module):
+    """TinyAgent with vocabulary V and a decode step that runs a chunk of queued tokens per row."""
+
+    def __init__(self, V):
+        super().__init__()
+        self.tok, self.pos = nn.Embedding(V, D), nn.Embedding(MAXLEN, D)
+        self.blocks = nn.ModuleList(Block() for _ in range(L))
+        self.ln, self.head = nn.LayerNorm(D), nn.Linear(D, V)
+        # gomlxmodel's init: N(0, 0.02) weights and embeddings, wo/w2 scaled by 1/sqrt(2L), zero biases.
+        for name, p in self.named_parameters():
+            if name.endswith("bias"):
+                nn.init.zeros_(p)
+            elif p.dim() == 1:
+                nn.init.ones_(p)
+            else:
+                std = 0.02 / math.sqrt(2 * L) if name.endswith(("o.weight", "fc2.weight")) else 0.02
+                nn.init.normal_(p, std=std)
+
+    def forward(self, ids):  # [B, T] -> logits [B, T, V]
+        t = ids.shape[1]
+        x = self.tok(ids) + self.pos(torch.arange(t))
+        mask = torch.full((t, t), float("-inf")).triu(1)
+        for blk in self.blocks:
+            x = blk(x, mask)
+        return self.head(self.ln(x))
+
+    @torch.no_grad()
+    def decode(self, queues, lens, caches):
+        """Runs every row's queued tokens (prefill or the last sampled token) through the KV caches
+        (per layer [B, H, MAXLEN, dh] keys and values) and returns each row's next-token logits [B, V]."""
+        B, n = len(queues), max(len(q) for q in queues)
+        tokens = torch.zeros(B, n, dtype=torch.long)
+        for b, q in enumerate(queues):
+            tokens[b, : len(q)] = torch.tensor(q, dtype=torch.long)
+        start = torch.tensor(lens)
+        count = torch.tensor([len(q) for q in queues])
+        pos = start[:, None] + torch.arange(n)[None]  # [B, n]
+        valid = torch.arange(n)[None] < count[:, None]
+        bi, ii = valid.nonzero(as_tuple=True)
+        pi = pos[bi, ii]
+        need = int((start + count).max())
+        mask = torch.where(torch.arange(need)[None, None] <= pos[:, :, None], 0.0, float("-inf"))[:, None]
+        x = self.tok(tokens) + self.pos(pos.clamp(max=MAXLEN - 1))
+        for blk, (kc, vc) in zip(self.blocks, caches):
+            h = blk.ln1(x)
+            q, k, v = blk.heads(blk.q(h)), blk.heads(blk.k(h)), blk.heads(blk.v(h))  # [B, H, n, dh]
+            kc[bi, :, pi] = k[bi, :, ii]
+            vc[bi, :, pi] = v[bi, :, ii]
+            att = (q @ kc[:, :, :need].transpose(-1, -2)) / math.sqrt(DH) + mask
+            y = (att.softmax(-1) @ vc[:, :, :need]).transpose(1, 2).reshape(x.shape)
+            x = x + blk.o(y)
+            x = x + blk.fc2(F.gelu(blk.fc1(blk.ln2(x)), approximate="tanh"))
+        last = x[torch.arange(B), (count - 1).clamp(min=0)]
+        for b, q in enumerate(queues):
+            lens[b] += len(q)
+            q.clear()
+        return self.head(self.ln(last))
+
+
+class Gym:
+    """The dumped BugFix gym: token ids of the vocabulary, observations and per-task outcomes."""
+
+    def __init__(self, path):
+        g = json.load(open(path))
+        self.itos, self.sp, self.obs = g["itos"], g["special"], g["obs"]
+        self.tools, self.ops, self.pool, self.tasks = g["tools"], g["ops"], g["name_pool"], g["tasks"]
+        self.op_names = {i: g["itos"][i] for i in g["ops"]}
+
+
+class Env:
+    """agentrl.EditBudgetEnv on token ids: at most MAX_TURNS calls and MAX_EDITS applied edits; submit ends the
+    episode with reward 1 when the current source passes the hidden tests."""
+
+    def __init__(self, gym, task, rename):
+        self.g, self.task, self.rename = gym, task, rename
+        self.state, self.turns, self.edits, self.done = task["start"], 0, 0, False
+
+    def step(self, call):  # -> (observation ids, reward, done)
+        g, sp = self.g, self.g.sp
+        self.turns += 1
+        w = [i for i in call if i != sp["nl"]]  # strings.Fields(tok.Decode(call))
+        inner = w[1:-1]
+        if len(w) < 3 or w[0] != sp["call"] or w[-1] != sp["call_end"] or sp["call"] in inner or sp["call_end"] in inner:
+            obs = g.obs["malformed"]
+        elif inner[0] not in (g.tools["read"], g.tools["test"], g.tools["submit"], g.tools["edit"]):
+            obs = g.obs["unknown_tool"]
+        else:
+            nargs = 1 if inner[0] == g.tools["edit"] else 0
+            if len(inner) - 1 < nargs:
+                obs = g.obs["missing_arg"]
+            elif len(inner) - 1 > nargs:
+                obs = g.obs["extra_arg"]
+            elif nargs and inner[1] not in g.op_names:
+                obs = g.obs["unknown_op"]
+            elif inner[0] == g.tools["submit"]:
+                self.done = True
+                return [], float(self.state["hidden_pass"]), True
+            elif inner[0] == g.tools["read"]:
+                obs = [self.rename.get(i, i) for i in self.state["read"]]
+            elif inner[0] == g.tools["test"]:
+                obs = self.state["test"]
+            elif self.edits >= MAX_EDITS:
+                obs = g.obs["no_edits"]
+            elif g.op_names[inner[1]] in self.task["edited"]:
+                self.state, obs = self.task["edited"][g.op_names[inner[1]]], g.obs["edited"]
+                self.edits += 1
+            else:
+                obs = g.obs["no_site"]
+        if self.turns >= MAX_TURNS:
+            self.done = True
+            return obs, 0.0, True
+        return obs, 0.0, False
+
+
+class Episode:
+    """agentrl.Episode: <bos> prompt, then per call the call (policy) and <obs> observation </obs>."""
+
+    def __init__(self, gym, task, rename):
+        self.g, self.env = gym, Env(gym, task, rename)
+        self.ids = [gym.sp["bos"]] + [rename.get(i, i) for i in task["issue"]]
+        self.policy = [False] * len(self.ids)
+        self.logp = [0.0] * len(self.ids)
+        self.calls, self.done, self.reward = 0, False, 0.0
+
+    def act(self, call, logp):
+        sp = self.g.sp
+        self.calls += 1
+        self.ids += call
+        self.policy += [True] * len(call)
+        self.logp += logp
+        obs, reward, done = self.env.step(call)
+        if done or self.calls >= MAX_TURNS or len(self.ids) + len(obs) + 2 + MAX_CALL_TOKENS > MAXLEN:
+            self.done, self.reward = True, reward
+            return
+        n = len(obs) + 2
+        self.ids += [sp["obs"]] + obs + [sp["obs_end"]]
+        self.policy += [False] * n
+        self.logp += [0.0] * n
+
+
+def rollout(model, gym, batch, gen):
+    """agentrl.RolloutBatch: all episodes advance together; each model step samples one token per unfinished
+    episode; a call ends at </call> or MAX_CALL_TOKENS tokens and its observation is queued as a prefill."""
+    episodes = [Episode(gym, task, rename) for task, rename in batch]
+    B = len(episodes)
+    caches = [(torch.zeros(B, H, MAXLEN, DH), torch.zeros(B, H, MAXLEN, DH)) for _ in range(L)]
+    lens, queues = [0] * B, [list(e.ids) for e in episodes]
+    fed = [len(e.ids) for e in episodes]
+    calls, call_logp = [[] for _ in range(B)], [[] for _ in range(B)]
+    steps = 0
+    while any(not e.done for e in episodes):
+        logits = model.decode(queues, lens, caches)
+        steps += 1
+        active = [b for b, e in enumerate(episodes) if not e.done]
+        logp = (logits[active] / TEMPERATURE).log_softmax(-1)
+        ids = torch.multinomial(logp.exp(), 1, generator=gen)
+        lps = logp.gather(-1, ids)[:, 0].tolist()
+        for b, tok, lp in zip(active, ids[:, 0].tolist(), lps):
+            e = episodes[b]
+            calls[b].append(tok)
+            call_logp[b].append(lp)
+            if tok == gym.sp["call_end"] or len(calls[b]) == MAX_CALL_TOKENS:
+                e.act(calls[b], call_logp[b])
+                calls[b], call_logp[b] = [], []
+                if not e.done:
+                    queues[b] += e.ids[fed[b]:]
+                    fed[b] = len(e.ids)
+                continue
+            queues[b].append(tok)
+            fed[b] += 1
+    return episodes, steps
+
+
+def advantages(rewards):
+    """agentrl.ComputeAdvantages: (r - group mean) / (unbiased group std + 1e-6)."""
+    r = torch.tensor(rewards, dtype=torch.float64).view(-1, GROUP)
+    return ((r - r.mean(1, keepdim=True)) / (r.std(1, keepdim=True) + 1e-6)).view(-1).float()
+
+
+def update(model, opt, episodes, pad):
+    """agentrl.Collate + RLUpdate with the defaults: one token_mean PPO-clip Adam step on the whole batch."""
+    B, T = len(episodes), max(len(e.ids) for e in episodes)
+    ids = torch.full((B, T), pad, dtype=torch.long)
+    mask, old_logp = torch.zeros(B, T - 1), torch.zeros(B, T - 1)
+    for b, e in enumerate(episodes):
+        n = len(e.ids)
+        ids[b, :n] = torch.tensor(e.ids)
+        mask[b, : n - 1] = torch.tensor(e.policy[1:], dtype=torch.float32)
+        old_logp[b, : n - 1] = torch.tensor(e.logp[1:])
+    adv = advantages([e.reward for e in episodes])[:, None] * mask
+    logp = model(ids)[:, :-1].log_softmax(-1).gather(-1, ids[:, 1:, None])[..., 0]
+    ratio = (logp - old_logp).exp()
+    per_tok = -torch.min(ratio * adv, ratio.clamp(1 - CLIP_EPS, 1 + CLIP_EPS) * adv)
+    loss = (per_tok * mask).sum() / mask.sum().clamp(min=1)
+    opt.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), MAX_GRAD_NORM)
+    opt.step()
+    return loss.item()
+
+
+def sample_batch(gym, rnd):
+    """agentrl.SampleStep's batch: TASKS_PER_STEP distinct tasks, each GROUP times, every episode renamed."""
+    batch = []
+    for t in rnd.sample(range(len(gym.tasks)), TASKS_PER_STEP):
+        task = gym.tasks[t]
+        for _ in range(GROUP):
+            batch.append((task, dict(zip(task["idents"], rnd.sample(gym.pool, len(task["idents"]))))))
+    return batch
+
+
+def main():
+    gym = Gym(sys.argv[1])
+    steps = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    torch.manual_seed(1)
+    model = Agent(len(gym.itos))
+    opt = torch.optim.Adam(model.parameters(), lr=LR)
+    rnd, gen = random.Random(0), torch.Generator().manual_seed(0)
+    totals = dict(sample_s=0.0, update_s=0.0, sample_cpu_s=0.0, update_cpu_s=0.0, tokens=0, episodes=0, decode_steps=0)
+    for step in range(steps + 1):  # step 0 is the warm-up
+        t0, c0 = time.perf_counter(), time.process_time()
+        episodes, dsteps = rollout(model, gym, sample_batch(gym, rnd), gen)
+        t1, c1 = time.perf_counter(), time.process_time()
+        loss = update(model, opt, episodes, gym.sp["pad"])
+        t2, c2 = time.perf_counter(), time.process_time()
+        tokens = sum(len(e.ids) for e in episodes)
+        print(f"step {step}{' (warm-up)' if step == 0 else ''}: sample {t1 - t0:.3f}s (cpu {c1 - c0:.3f}s) "
+              f"update {t2 - t1:.3f}s (cpu {c2 - c1:.3f}s) tokens {tokens} decode steps {dsteps} "
+              f"pass {sum(e.reward for e in episodes) / len(episodes):.3f} loss {loss:+.4f}", file=sys.stderr)
+        if step == 0:
+            continue
+        for k, v in (("sample_s", t1 - t0), ("update_s", t2 - t1), ("sample_cpu_s", c1 - c0),
+                     ("update_cpu_s", c2 - c1), ("tokens", tokens), ("episodes", len(episodes)),
+                     ("decode_steps", dsteps)):
+            totals[k] += v
+    out = {k: totals[k] / steps for k in ("sample_s", "update_s", "sample_cpu_s", "update_cpu_s", "tokens", "decode_steps")}
+    out["tokens_per_episode"] = totals["tokens"] / totals["episodes"]
+    print("RESULT " + " ".join(f"{k}={v:.4f}" for k, v in out.items()))
+
+
+if __name__ == "__main__":
+    main()
