@@ -99,6 +99,7 @@ class Gym:
         self.itos, self.sp, self.obs = g["itos"], g["special"], g["obs"]
         self.tools, self.ops, self.pool, self.tasks = g["tools"], g["ops"], g["name_pool"], g["tasks"]
         self.op_names = {i: g["itos"][i] for i in g["ops"]}
+        assert MAX_EDITS == 1, "the dump holds the sources reachable with one edit"
 
 
 class Env:
@@ -108,6 +109,9 @@ class Env:
     def __init__(self, gym, task, rename):
         self.g, self.task, self.rename = gym, task, rename
         self.state, self.turns, self.edits, self.done = task["start"], 0, 0, False
+
+    def renamed(self, ids):
+        return [self.rename.get(i, i) for i in ids]
 
     def step(self, call):  # -> (observation ids, reward, done)
         g, sp = self.g, self.g.sp
@@ -130,13 +134,14 @@ class Env:
                 self.done = True
                 return [], float(self.state["hidden_pass"]), True
             elif inner[0] == g.tools["read"]:
-                obs = [self.rename.get(i, i) for i in self.state["read"]]
+                obs = self.renamed(self.state["read"])
             elif inner[0] == g.tools["test"]:
                 obs = self.state["test"]
-            elif self.edits >= MAX_EDITS:
-                obs = g.obs["no_edits"]
+            elif self.edits >= MAX_EDITS:  # with MAX_EDITS = 1, self.state is an edited state
+                obs = self.renamed(self.state["no_edits"])
             elif g.op_names[inner[1]] in self.task["edited"]:
-                self.state, obs = self.task["edited"][g.op_names[inner[1]]], g.obs["edited"]
+                self.state = self.task["edited"][g.op_names[inner[1]]]
+                obs = self.renamed(self.state["edit"])
                 self.edits += 1
             else:
                 obs = g.obs["no_site"]

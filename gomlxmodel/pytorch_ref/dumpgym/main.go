@@ -1,15 +1,14 @@
 // Command dumpgym writes, as JSON on stdout, what grpo_bench.py needs to replay the BugFix gym at the token level
 // with the Go tokenizer: the vocabulary, the special and observation token ids, and for each training task its
 // prompt (the issue), its identifiers (for renaming), and the outcome of every call on the source before an edit
-// and after each op (read observation, test observation, hidden verdict). With RLConfig's one edit per episode,
-// these states are all the sources an episode can see.
+// and after each op (edit, read, test and refused-edit observations, hidden verdict), taken from a real
+// EditBudgetEnv. With RLConfig's one edit per episode, these states are all the sources an episode can see.
 //
 //	go run ./gomlxmodel/pytorch_ref/dumpgym > /tmp/gym.json
 package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"log"
 	"os"
 	"slices"
@@ -19,9 +18,11 @@ import (
 )
 
 type state struct {
-	Read       []int32 `json:"read"`        // observation of read: the compact source
-	Test       []int32 `json:"test"`        // observation of test: "passed k of n"
-	HiddenPass bool    `json:"hidden_pass"` // verdict of submit
+	Edit       []int32 `json:"edit,omitempty"`     // observation of the edit that led here
+	NoEdits    []int32 `json:"no_edits,omitempty"` // observation of a further, refused edit
+	Read       []int32 `json:"read"`               // observation of read: the compact source
+	Test       []int32 `json:"test"`               // observation of test
+	HiddenPass bool    `json:"hidden_pass"`        // verdict of submit
 }
 
 type task struct {
@@ -77,23 +78,41 @@ func main() {
 	for _, w := range pool {
 		g.NamePool = append(g.NamePool, id(w))
 	}
-	outcome := func(src string, t agentrl.Task) state {
-		return state{
-			Read:       tok.Encode(agentrl.CompactSource(src)),
-			Test:       tok.Encode(fmt.Sprintf("passed %d of %d", agentrl.Passes(src, t.Visible), len(t.Visible))),
-			HiddenPass: agentrl.Passes(src, t.Hidden) == len(t.Hidden),
+	// outcome replays calls on a fresh env: the edit op (if any), then read, test, a refused edit and submit.
+	outcome := func(t agentrl.Task, op string) (state, bool) {
+		env, err := agentrl.NewEditBudgetEnv(100, nil, 1)
+		if err != nil {
+			log.Fatal(err)
 		}
+		env.Reset(t)
+		var st state
+		step := func(tool string, args ...string) ([]int32, float64) {
+			obs, reward, _, _ := env.Step(agentrl.CallText(tool, args...))
+			return tok.Encode(obs), reward
+		}
+		if op != "" {
+			if st.Edit, _ = step(agentrl.ToolEdit, op); env.NEdits == 0 {
+				return st, false
+			}
+			st.NoEdits, _ = step(agentrl.ToolEdit, op)
+		}
+		st.Read, _ = step(agentrl.ToolRead)
+		st.Test, _ = step(agentrl.ToolTest)
+		_, reward := step(agentrl.ToolSubmit)
+		st.HiddenPass = reward == 1
+		return st, true
 	}
 	for _, t := range train {
-		d := task{Name: t.Name, Issue: tok.Encode(t.Issue), Start: outcome(t.Source, t), Edited: map[string]state{}}
+		start, _ := outcome(t, "")
+		d := task{Name: t.Name, Issue: tok.Encode(t.Issue), Start: start, Edited: map[string]state{}}
 		for _, w := range strings.Fields(t.Source) {
 			if i := id(w); slices.Contains(pool, w) && !slices.Contains(d.Idents, i) {
 				d.Idents = append(d.Idents, i)
 			}
 		}
 		for _, op := range agentrl.Ops {
-			if src, err := agentrl.ApplyOp(t.Source, op); err == nil {
-				d.Edited[op] = outcome(src, t)
+			if st, ok := outcome(t, op); ok {
+				d.Edited[op] = st
 			}
 		}
 		g.Tasks = append(g.Tasks, d)
