@@ -60,26 +60,7 @@ func (c *Critic) Clone() (*Critic, error) {
 // Values is arl.critic_values: for ids [B·T] it returns [B·(T-1)], where index j is the value of
 // the state before token j+1 (the critic's output at position j).
 func (c *Critic) Values(ids []int32, B, T int) ([]float32, error) {
-	cfg := c.st.cfg
-	p, err := newPadded(B, T, cfg.MaxLen)
-	if err != nil {
-		return nil, err
-	}
-	in, _, err := p.ids(ids, cfg.Vocab)
-	if err != nil {
-		return nil, err
-	}
-	e, err := getExec(cfg, kindValues, buildValues(cfg))
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	out, err := run(e, kindValues, append(c.st.paramArgs(), i32Tensor(in, p.Bp, p.Tp)))
-	c.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	v, err := floats(out[0])
+	v, p, err := c.st.forward(&c.mu, kindValues, buildValues(c.st.cfg), ids, B, T, false)
 	if err != nil {
 		return nil, err
 	}

@@ -80,3 +80,34 @@ func i32Tensor(x []int32, dims ...int) *tensors.Tensor {
 func f32Tensor(x []float32, dims ...int) *tensors.Tensor {
 	return tensors.FromFlatDataAndDimensions(x, dims...)
 }
+
+// forward pads ids [B·T] to their bucket and runs the graph of kind on the network's parameters, the padded ids
+// and, when withTargets, the padded next-token targets, holding mu while it reads the parameters. It returns
+// the graph's first output and the padding, to cut the output back to B rows.
+func (s *netState) forward(mu *sync.Mutex, kind string, build func([]*graph.Node) []*graph.Node, ids []int32, B, T int,
+	withTargets bool) ([]float32, padded, error) {
+	p, err := newPadded(B, T, s.cfg.MaxLen)
+	if err != nil {
+		return nil, p, err
+	}
+	in, targets, err := p.ids(ids, s.cfg.Vocab)
+	if err != nil {
+		return nil, p, err
+	}
+	e, err := getExec(s.cfg, kind, build)
+	if err != nil {
+		return nil, p, err
+	}
+	inputs := []any{i32Tensor(in, p.Bp, p.Tp)}
+	if withTargets {
+		inputs = append(inputs, i32Tensor(targets, p.Bp, p.Tp))
+	}
+	mu.Lock()
+	out, err := run(e, kind, append(s.paramArgs(), inputs...))
+	mu.Unlock()
+	if err != nil {
+		return nil, p, err
+	}
+	x, err := floats(out[0])
+	return x, p, err
+}

@@ -56,25 +56,7 @@ func (m *Model) Clone() (*Model, error) {
 // Logits is model(ids): for ids [B·T] it returns logits [B·T·V].
 func (m *Model) Logits(ids []int32, B, T int) ([]float32, error) {
 	cfg := m.st.cfg
-	p, err := newPadded(B, T, cfg.MaxLen)
-	if err != nil {
-		return nil, err
-	}
-	in, _, err := p.ids(ids, cfg.Vocab)
-	if err != nil {
-		return nil, err
-	}
-	e, err := getExec(cfg, kindLogits, buildLogits(cfg))
-	if err != nil {
-		return nil, err
-	}
-	m.mu.Lock()
-	out, err := run(e, kindLogits, append(m.st.paramArgs(), i32Tensor(in, p.Bp, p.Tp)))
-	m.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	all, err := floats(out[0])
+	all, p, err := m.st.forward(&m.mu, kindLogits, buildLogits(cfg), ids, B, T, false)
 	if err != nil {
 		return nil, err
 	}
@@ -88,26 +70,7 @@ func (m *Model) Logits(ids []int32, B, T int) ([]float32, error) {
 
 // SequenceLogProbs returns log p(ids[b, t+1] | ids[b, ≤t]) for ids [B·T]: [B·(T-1)].
 func (m *Model) SequenceLogProbs(ids []int32, B, T int) ([]float32, error) {
-	cfg := m.st.cfg
-	p, err := newPadded(B, T, cfg.MaxLen)
-	if err != nil {
-		return nil, err
-	}
-	in, targets, err := p.ids(ids, cfg.Vocab)
-	if err != nil {
-		return nil, err
-	}
-	e, err := getExec(cfg, kindLogProbs, buildLogProbs(cfg))
-	if err != nil {
-		return nil, err
-	}
-	m.mu.Lock()
-	out, err := run(e, kindLogProbs, append(m.st.paramArgs(), i32Tensor(in, p.Bp, p.Tp), i32Tensor(targets, p.Bp, p.Tp)))
-	m.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	logp, err := floats(out[0])
+	logp, p, err := m.st.forward(&m.mu, kindLogProbs, buildLogProbs(m.st.cfg), ids, B, T, true)
 	if err != nil {
 		return nil, err
 	}
