@@ -5,11 +5,16 @@
 //
 //	go run ./cmd/calibrate            # results from the result store when present
 //	go run ./cmd/calibrate -fresh     # recompute everything in a temporary store (timings of a cold cache)
+//	go run ./cmd/calibrate -lr 5e-4 -minibatches 2 -mapping-right 0.8   # try other settings
+//
+// The settings flags change the base agent's demonstrations and the RL update; with their defaults the runs are
+// those of the notebooks.
 package main
 
 import (
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"time"
 
@@ -19,14 +24,22 @@ import (
 
 func main() {
 	fresh := flag.Bool("fresh", false, "compute in a new temporary store instead of the default one")
+	base, rl := agentrl.DefaultBaseConfig(), agentrl.DefaultRLConfig()
+	flag.Float64Var(&rl.LR, "lr", rl.LR, "RL learning rate")
+	flag.IntVar(&rl.Minibatches, "minibatches", rl.Minibatches, "minibatches per RL update")
+	flag.IntVar(&rl.Epochs, "epochs", rl.Epochs, "passes over each batch")
+	flag.Float64Var(&base.MappingRightProb, "mapping-right", base.MappingRightProb, "base agent: right op after a read in mapping demonstrations")
+	flag.IntVar(&base.MappingDemos, "mapping-demos", base.MappingDemos, "base agent: mapping demonstrations")
+	flag.Float64Var(&base.ReadProb, "read-prob", base.ReadProb, "base agent: episodes that start with a read")
+	flag.Float64Var(&base.SubmitFirstProb, "submit-first", base.SubmitFirstProb, "base agent: episodes that submit at once")
 	flag.Parse()
-	if err := run(*fresh); err != nil {
+	if err := run(*fresh, base, rl); err != nil {
 		fmt.Fprintln(os.Stderr, "calibrate:", err)
 		os.Exit(1)
 	}
 }
 
-func run(fresh bool) error {
+func run(fresh bool, baseCfg agentrl.BaseConfig, cfg agentrl.RLConfig) error {
 	backend, err := gomlxmodel.Backend()
 	if err != nil {
 		return err
@@ -53,13 +66,15 @@ func run(fresh bool) error {
 	tok := agentrl.BuildTokenizer(all)
 
 	start := time.Now()
-	base, err := agentrl.BaseFrom(store, tok, agentrl.DefaultBaseConfig())
+	base, err := agentrl.BaseFrom(store, tok, baseCfg)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("base agent: %d parameters, ready in %.1fs\n", base.NumParams(), time.Since(start).Seconds())
 
-	cfg := agentrl.DefaultRLConfig()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
 	step0, _, err := agentrl.SampleStep(base, nil, train, tok, cfg, agentrl.NewRNG(cfg.Seed))
 	if err != nil {
 		return err
@@ -74,7 +89,7 @@ func run(fresh bool) error {
 	for _, arm := range []struct {
 		name string
 		cfg  agentrl.RLConfig
-	}{{"default", cfg}, {"penalty 0.3", withPenalty(cfg, 0.3)}} {
+	}{{"default", cfg}, {"penalty 0.3", withPenalty(cfg, 0.3)}, {"never-submit", withWrongSubmit(cfg, -1)}} {
 		start := time.Now()
 		r, err := agentrl.TrainedRun(store, base, tok, train, arm.cfg, 40, "", nil)
 		if err != nil {
@@ -86,22 +101,22 @@ func run(fresh bool) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%-12s 40 steps in %.1fs (%.2fs per step); held-out evaluation in %.1fs\n", arm.name,
+		fmt.Printf("%-12s 40 steps ready in %.1fs (%.2fs per step when computed); held-out evaluation in %.1fs\n", arm.name,
 			trained.Seconds(), trained.Seconds()/40, time.Since(start).Seconds())
 		fmt.Printf("%-12s held-out pass %.3f | reads %.2f | tests %.2f | edits %.2f | turns %.2f\n", arm.name,
 			s.PassRate, s.Reads, s.Tests, s.Edits, s.Turns)
-		fmt.Printf("%-12s turns by 10-step window:", arm.name)
-		for w := 0; w < 40; w += 10 {
-			t := 0.0
-			for _, h := range r.History[w : w+10] {
-				t += h.Turns / 10
-			}
-			fmt.Printf(" %.2f", t)
-		}
-		fmt.Println()
+		fmt.Printf("%-12s by 10-step window, turns %v, submit rate %v\n", arm.name,
+			windows(r.History, func(s agentrl.Stats) float64 { return s.Turns }),
+			windows(r.History, func(s agentrl.Stats) float64 { return s.SubmitRate }))
 	}
-	fmt.Println("book: default held-out pass 0.762; penalty 0.3 turns by window [1.82 1.02 1.01 1.01]")
+	fmt.Println("book: default held-out pass 0.762; penalty 0.3 turns by window [1.82 1.02 1.01 1.01];",
+		"never-submit held-out pass 0.706, turns 4.51")
 	return nil
+}
+
+func withWrongSubmit(cfg agentrl.RLConfig, r float64) agentrl.RLConfig {
+	cfg.Reward.WrongSubmit = r
+	return cfg
 }
 
 func withPenalty(cfg agentrl.RLConfig, c float64) agentrl.RLConfig {
@@ -119,4 +134,17 @@ func report(name string, trajs []agentrl.Trajectory, book string) {
 	}
 	fmt.Printf("%s: pass %.3f | turns %.2f | submit %.2f | reads %.2f | tests %.2f | erred %.3f | malformed per turn %.4f\n  %s\n",
 		name, s.PassRate, s.Turns, s.SubmitRate, s.Reads, s.Tests, float64(erred)/float64(len(trajs)), s.InvalidPerTurn, book)
+}
+
+// windows averages f over consecutive 10-step windows of a history, rounded to 2 decimals.
+func windows(history []agentrl.StepStats, f func(agentrl.Stats) float64) []float64 {
+	var out []float64
+	for w := 0; w+10 <= len(history); w += 10 {
+		total := 0.0
+		for _, h := range history[w : w+10] {
+			total += f(h.Stats)
+		}
+		out = append(out, math.Round(total*10)/100)
+	}
+	return out
 }
