@@ -93,8 +93,8 @@ func ContextRolloutBatch(model *gomlxmodel.Model, envs []Env, tasks []Task, tok 
 	}
 	calls, cached := make([]call, len(episodes)), make([][]int32, len(episodes))
 	var samples []finished
-	for {
-		active := 0
+	V := model.Config().Vocab
+	for anyActive(episodes) {
 		for b, e := range episodes {
 			if e.Done || len(calls[b].view) > 0 {
 				continue
@@ -107,19 +107,10 @@ func ContextRolloutBatch(model *gomlxmodel.Model, envs []Env, tasks []Task, tok 
 			dec.Feed(b, view[len(cached[b]):])
 			cached[b], calls[b] = append(cached[b], view[len(cached[b]):]...), call{view: view}
 		}
-		for _, e := range episodes {
-			if !e.Done {
-				active++
-			}
-		}
-		if active == 0 {
-			break
-		}
 		logits, err := dec.Step()
 		if err != nil {
 			return nil, nil, err
 		}
-		V := model.Config().Vocab
 		for b, e := range episodes {
 			if e.Done {
 				continue

@@ -85,6 +85,7 @@ type Sanitizer struct {
 
 var (
 	ansiCode     = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
+	cellLineTag  = regexp.MustCompile(` ?\[\[ Cell (\[\d+\] )?Line \d+ \]\] ?`) // GoNB marks some stack frames, not always
 	dropLine     = regexp.MustCompile(`^\s*(progress|cache):`)
 	gonbID       = regexp.MustCompile(`\bgonb_[0-9a-f]{8}\b`)
 	localDir     = regexp.MustCompile(`(replace rule for module "[^"]*" to local directory )"[^"]*"`)
@@ -129,6 +130,7 @@ func (s *Sanitizer) Text(text string) string {
 			line = line[i+1:]
 		}
 		line = ansiCode.ReplaceAllString(line, "")
+		line = cellLineTag.ReplaceAllString(line, "")
 		if dropLine.MatchString(line) {
 			continue
 		}
