@@ -3,15 +3,16 @@ package agentrl
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
 // The RL base agent. The book's starting policy came from its earlier chapters (pre-training and supervised
 // fine-tuning of TinyAgent); we make it here by supervised training on scripted demonstration episodes whose
-// behavior mix is calibrated to the book's step-0 batch: it usually edits blind, sometimes tests, submits in
-// about 72% of episodes, rarely reads (and then often picks the right op), and makes a malformed call in about
-// 5% of episodes. Supervised learning of a sequence distribution learns its conditionals, so the trained agent
+// behavior mix is calibrated to the book's step-0 batch: it usually edits blind, then tests its edit (and, when
+// the test fails, now and then gives up and stalls instead of submitting), submits in about 72% of episodes,
+// rarely reads (and then often picks the right op), and makes a malformed call in about 5% of episodes. Supervised learning of a sequence distribution learns its conditionals, so the trained agent
 // reproduces the script's mix of call sequences; what RL later finds is the reading skill the mix hides.
 
 // BaseConfig describes the demonstrations and the supervised training of the RL base agent.
@@ -28,7 +29,10 @@ type BaseConfig struct {
 	TestsAfterEdit  []float64 // P(0, 1, 2, ... tests between the edit and the submit)
 	SubmitProb      float64   // the episode submits; otherwise it stalls until the budget runs out
 	StallTestProb   float64   // a stalling call is a test; otherwise another (refused) edit
-	MalformedProb   float64   // one malformed call is inserted at a random turn
+	// StallOnFailProb is the chance that an episode whose last test reported a failure stalls instead of
+	// submitting: the demonstrator sometimes gives up on an edit its test showed wrong.
+	StallOnFailProb float64
+	MalformedProb   float64 // one malformed call is inserted at a random turn
 	// MappingDemos are extra demonstrations that read, then edit with the right op; their read call carries no
 	// loss, so they teach what to do after a read without making reads more likely.
 	MappingDemos     int
@@ -47,11 +51,12 @@ func DefaultBaseConfig() BaseConfig {
 		LR:               2e-3,
 		MaxTurns:         6,
 		SubmitFirstProb:  0.04,
-		ReadProb:         0.03,
+		ReadProb:         0.04,
 		ReadRightProb:    0.5,
-		TestsAfterEdit:   []float64{0.45, 0.45, 0.10},
-		SubmitProb:       0.72,
+		TestsAfterEdit:   []float64{0.10, 0.85, 0.05},
+		SubmitProb:       0.80,
 		StallTestProb:    0,
+		StallOnFailProb:  0.15,
 		MalformedProb:    0.05,
 	}
 }
@@ -85,17 +90,23 @@ func (c BaseConfig) demoCalls(task Task, mapping bool, rng *rand.Rand) [][]strin
 		}
 		calls = append(calls, []string{"submit"})
 	} else {
-		for len(calls) < c.MaxTurns {
-			if rng.Float64() < c.StallTestProb {
-				calls = append(calls, []string{"test"})
-			} else {
-				calls = append(calls, []string{"edit", Ops[rng.IntN(len(Ops))]})
-			}
-		}
+		calls = c.stall(calls, rng)
 	}
 	if rng.Float64() < c.MalformedProb {
 		at := rng.IntN(len(calls))
 		calls = append(calls[:at], append([][]string{malformedCalls[rng.IntN(len(malformedCalls))]}, calls[at:]...)...)
+	}
+	return calls
+}
+
+// stall appends stalling calls to calls until the turn budget is used up.
+func (c BaseConfig) stall(calls [][]string, rng *rand.Rand) [][]string {
+	for len(calls) < c.MaxTurns {
+		if rng.Float64() < c.StallTestProb {
+			calls = append(calls, []string{ToolTest})
+		} else {
+			calls = append(calls, []string{ToolEdit, Ops[rng.IntN(len(Ops))]})
+		}
 	}
 	return calls
 }
@@ -128,12 +139,16 @@ func (c BaseConfig) Demonstrations(tasks []Task, tok *Tokenizer) ([]Trajectory, 
 			return nil, err
 		}
 		e := NewEpisode(env, task, tok, c.MaxTurns, ContextLen)
-		for _, call := range c.demoCalls(task, mapping, rng) {
-			if e.Done {
-				break
+		calls, failed := c.demoCalls(task, mapping, rng), false
+		for k := 0; k < len(calls) && !e.Done; k++ {
+			if len(calls[k]) == 1 && calls[k][0] == ToolSubmit && failed && rng.Float64() < c.StallOnFailProb {
+				calls = c.stall(calls[:k], rng)
 			}
-			ids := tok.Encode(CallText(call[0], call[1:]...))
+			ids := tok.Encode(CallText(calls[k][0], calls[k][1:]...))
 			e.Act(ids, make([]float32, len(ids)))
+			if len(calls[k]) == 1 && calls[k][0] == ToolTest {
+				failed = strings.Contains(e.LastObs(), "failed")
+			}
 		}
 		demo := MakeTrajectory(e)
 		if mapping { // no loss on the read call itself

@@ -46,7 +46,7 @@ type RLConfig struct {
 }
 
 // DefaultRLConfig returns the book's defaults: 6 turns, one edit, hidden-test reward, 8 tasks × 8 episodes per step,
-// temperature 1, token_mean, seed 0.
+// temperature 1, token_mean, seed 0; the learning rate (7e-4) is ours, since the book does not show its default.
 func DefaultRLConfig() RLConfig {
 	return RLConfig{
 		MaxTurns:       6,
@@ -57,7 +57,7 @@ func DefaultRLConfig() RLConfig {
 		Temperature:    1,
 		LossMode:       TokenMean,
 		Seed:           0,
-		LR:             1e-3,
+		LR:             7e-4,
 		ClipEps:        0.2,
 		Epochs:         1,
 		Minibatches:    1,

@@ -48,19 +48,14 @@ func (c Check) Gating() bool { return (c.Class == "1" || c.Class == "3") && !c.S
 // fails on any other failure; an entry whose check passes (or no longer exists) is stale and fails the test
 // too (TestCommittedNotebooks), so the list cannot outlive what it documents.
 var KnownDeviations = map[string]string{
-	// Recorded in the run of 2026-11-29 (XLA backend, seed 0, base agent of agentrl.DefaultBaseConfig); see README
+	// Recorded in the run of 2026-11-30 (XLA backend, seed 0, base agent of agentrl.DefaultBaseConfig); see README
 	// "Where we differ from the book".
-	"C12: tests (the free test habit survives) ≥ 0.4":              "our trained default policy drops the free test (0.03 per episode): our base tests less (0.45) and its tests do not help",
-	"C14: turns in [1, 1.05]":                                      "the 0.3-penalty policy submits at once in most held-out episodes, but turns are 1.17, not ≤ 1.05",
-	"C19: |pass − C18 pass| ≤ 0.08":                                "the full-context policy loses more under masking (0.750 → 0.637)",
-	"C19: tests ≤ 0.5 × C18 tests":                                 "it hardly tests in either context (0.03 and 0.03)",
-	"C19: turns < C18 turns":                                       "under masking it takes slightly more turns (3.47 vs 3.28), rereading",
-	"C20: pass ≤ 0.05":                                             "with no observations at all it still passes 0.125: its first edit guesses right more often than a blind op",
-	"C21: asymmetry: (C22 − C21) > (C18 − C19) + 0.1":              "both directions lose about as much (0.175 and 0.113): the drop of the masked-trained policy is there, the asymmetry is not",
-	"C27: C27/C26 in [0.4, 1.1] (RL barely removes format errors)": "malformed calls grow in our default run (0.019 → 0.155 per turn): a free format error spreads instead of staying",
-	"C42: window 4 ≤ never-submit run's late submit rate − 0.30 (mean of printed steps 30, 35, 39)": "our never-submit run never recovers (submit rate 0 from step 15), so the masked run cannot fall below it",
-	"C44: pass ≤ 0.25 and ≤ C43 pass − 0.30":                                                        "the unmasked never-submit policy stalls too (held-out pass 0.000)",
-	"C44: turns ≥ 5.3 and ≥ C43 turns + 0.8":                                                        "both never-submit policies run to the turn limit (6.00 and 5.92)",
+	"C12: tests (the free test habit survives) ≥ 0.4":              "our default policy keeps the free test in only 0.20 of held-out episodes: the base tests in 0.80 of its episodes, and the habit fades in the last ten steps, after reading is learned",
+	"C15: (a) blind guesser or (b) reader: neither regime":         "our 3-turn arm is the blind guesser of regime (a) (reads 0.00, edits 0.97, pass 0.244 against the 0.20 ceiling), but it keeps the free test, which fits the budget exactly: turns 2.97, not about 2",
+	"C19: tests ≤ 0.5 × C18 tests":                                 "our full-context policy tests little to begin with (0.19) and masking does not make it drop the test (0.27)",
+	"C19: turns < C18 turns":                                       "under masking it takes slightly more turns (3.52 against 3.44), as it keeps its test",
+	"C27: C27/C26 in [0.4, 1.1] (RL barely removes format errors)": "malformed calls grow in our default run (0.019 → 0.093 per turn): a free format error spreads instead of staying",
+	"C32: window 1 in [1.2, 2.6]":                                  "our 0.3-penalty run collapses more slowly in its first ten steps (2.96 turns; our base takes 3.95 turns at step 0, the book's 3.64), then sits at one call (1.03, 1.02, 1.01) as in the book",
 }
 
 // LineResult is the report's row for one book line.

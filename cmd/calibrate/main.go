@@ -32,6 +32,8 @@ func main() {
 	flag.IntVar(&base.MappingDemos, "mapping-demos", base.MappingDemos, "base agent: mapping demonstrations")
 	flag.Float64Var(&base.ReadProb, "read-prob", base.ReadProb, "base agent: episodes that start with a read")
 	flag.Float64Var(&base.SubmitFirstProb, "submit-first", base.SubmitFirstProb, "base agent: episodes that submit at once")
+	flag.Float64Var(&base.SubmitProb, "submit", base.SubmitProb, "base agent: episodes that submit after their edit")
+	flag.Float64Var(&base.StallOnFailProb, "stall-on-fail", base.StallOnFailProb, "base agent: a failing test makes the episode stall")
 	flag.Parse()
 	if err := run(*fresh, base, rl); err != nil {
 		fmt.Fprintln(os.Stderr, "calibrate:", err)
