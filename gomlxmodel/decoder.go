@@ -3,6 +3,7 @@ package gomlxmodel
 import (
 	"fmt"
 
+	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
@@ -21,6 +22,20 @@ type Decoder struct {
 	caches []*tensors.Tensor // per layer: keys [bp, H, L, dh], values [bp, H, dh, L]
 	lens   []int             // cached tokens per row
 	queue  [][]int32         // tokens waiting for the next Step, per row
+	// splitPrefill runs the rows with a long queue apart from those with one token (see Step).
+	splitPrefill bool
+}
+
+// splitPrefill reports whether decoders should run long prefills apart from single tokens: on the
+// pure-Go backend, where compiling another shape is cheap and every padded token slot costs compute.
+// Elsewhere (XLA) one padded graph per Step is faster than two executions.
+var splitPrefill = func() bool {
+	b, err := Backend()
+	if err != nil {
+		return false
+	}
+	_, pureGo := b.(*simplego.Backend)
+	return pureGo
 }
 
 // NewDecoder returns a decoder with B empty rows.
@@ -28,7 +43,8 @@ func (m *Model) NewDecoder(B int) (*Decoder, error) {
 	if B < 1 {
 		return nil, fmt.Errorf("gomlxmodel: decoder needs B ≥ 1, got %d", B)
 	}
-	d := &Decoder{m: m, B: B, bp: bucketB(B), lens: make([]int, B), queue: make([][]int32, B)}
+	d := &Decoder{m: m, B: B, bp: bucketB(B), lens: make([]int, B), queue: make([][]int32, B),
+		splitPrefill: splitPrefill()}
 	if err := d.grow(min(TimeBucket, m.st.cfg.MaxLen)); err != nil {
 		return nil, err
 	}
@@ -80,17 +96,18 @@ func (d *Decoder) grow(L int) error {
 	return nil
 }
 
-// store writes the new keys and values of one layer ([bp, H, nb, dh] each) into the caches at
-// positions start..start+count of each row.
-func (d *Decoder) store(layer int, kNew, vNew []float32, nb int, start, count []int32) error {
+// store writes the new keys and values of one layer ([R, H, nb, dh] each) into the caches: those of
+// graph row slots[i] at positions start..start+count of cache row rows[i] (start and count by slot).
+func (d *Decoder) store(layer int, kNew, vNew []float32, nb int, slots, rows []int, start, count []int32) error {
 	cfg := d.m.st.cfg
 	H, dh, L := cfg.Heads, cfg.DModel/cfg.Heads, d.L
 	err := tensors.MutableFlatData(d.caches[2*layer], func(keys []float32) {
-		for b := range d.B {
+		for i, b := range rows {
+			j := slots[i]
 			for h := range H {
-				for i := range int(count[b]) {
-					src := ((b*H+h)*nb + i) * dh
-					dst := ((b*H+h)*L + int(start[b]) + i) * dh
+				for t := range int(count[j]) {
+					src := ((j*H+h)*nb + t) * dh
+					dst := ((b*H+h)*L + int(start[j]) + t) * dh
 					copy(keys[dst:dst+dh], kNew[src:src+dh])
 				}
 			}
@@ -100,12 +117,13 @@ func (d *Decoder) store(layer int, kNew, vNew []float32, nb int, start, count []
 		return err
 	}
 	return tensors.MutableFlatData(d.caches[2*layer+1], func(values []float32) {
-		for b := range d.B {
+		for i, b := range rows {
+			j := slots[i]
 			for h := range H {
-				for i := range int(count[b]) {
-					src := ((b*H+h)*nb + i) * dh
+				for t := range int(count[j]) {
+					src := ((j*H+h)*nb + t) * dh
 					for e := range dh {
-						values[((b*H+h)*dh+e)*L+int(start[b])+i] = vNew[src+e]
+						values[((b*H+h)*dh+e)*L+int(start[j])+t] = vNew[src+e]
 					}
 				}
 			}
@@ -163,53 +181,99 @@ func (d *Decoder) Step() ([]float32, error) {
 			return nil, err
 		}
 	}
-	nb := stepBucket(n, cfg.MaxLen)
-	tokens := make([]int32, d.bp*nb)
-	start := make([]int32, d.bp)
-	count := make([]int32, d.bp)
+	logits := make([]float32, d.B*V)
+	var single, prefill []int // rows with one queued token, rows with more
 	for b, q := range d.queue {
-		copy(tokens[b*nb:], q)
-		start[b], count[b] = int32(d.lens[b]), int32(len(q))
+		switch {
+		case len(q) == 1:
+			single = append(single, b)
+		case len(q) > 1:
+			prefill = append(prefill, b)
+		}
 	}
-	e, err := getExec(cfg, kindDecode, buildDecode(cfg))
-	if err != nil {
+	if d.splitPrefill && len(single) > 0 && len(prefill) > 0 && 2*len(prefill) <= d.B {
+		// One token for most rows, a long prefill for a few: run them apart instead of padding every
+		// row to the longest queue.
+		if err := d.run(single, 1, false, logits); err != nil {
+			return nil, err
+		}
+		if err := d.run(prefill, stepBucket(n, cfg.MaxLen), true, logits); err != nil {
+			return nil, err
+		}
+	} else if err := d.run(append(single, prefill...), stepBucket(n, cfg.MaxLen), false, logits); err != nil {
 		return nil, err
+	}
+	for b, q := range d.queue {
+		d.lens[b] += len(q)
+		d.queue[b] = q[:0]
+	}
+	return logits, nil
+}
+
+// run decodes the queued tokens of rows, nb token slots per row, writes their new keys and values
+// into the caches and their logits into logits [B·V]; it leaves the queues and lengths alone. Without
+// gather the full-batch graph runs, row b in slot b (rows not listed get no tokens); with gather the
+// row-gathering graph runs on the listed rows alone.
+func (d *Decoder) run(rows []int, nb int, gather bool, logits []float32) error {
+	cfg := d.m.st.cfg
+	V := cfg.Vocab
+	kind, build, R := kindDecode, buildDecode(cfg), d.bp
+	if gather {
+		kind, build, R = kindDecodeRows, buildDecodeRows(cfg), bucketB(len(rows))
+	}
+	slots := make([]int, len(rows)) // graph row of each listed row
+	tokens := make([]int32, R*nb)
+	start := make([]int32, R)
+	count := make([]int32, R)
+	index := make([]int32, R) // cache row of each graph row (unused slots read row 0 and write nothing)
+	for i, b := range rows {
+		slot := b
+		if gather {
+			slot = i
+		}
+		slots[i] = slot
+		copy(tokens[slot*nb:], d.queue[b])
+		start[slot], count[slot], index[slot] = int32(d.lens[b]), int32(len(d.queue[b])), int32(b)
+	}
+	e, err := getExec(cfg, kind, build)
+	if err != nil {
+		return err
 	}
 	d.m.mu.Lock()
 	args := d.m.st.paramArgs()
 	for _, t := range d.caches {
 		args = append(args, t)
 	}
-	args = append(args, i32Tensor(tokens, d.bp, nb), i32Tensor(start, d.bp), i32Tensor(count, d.bp))
-	out, err := run(e, kindDecode, args)
+	args = append(args, i32Tensor(tokens, R, nb), i32Tensor(start, R), i32Tensor(count, R))
+	if kind == kindDecodeRows {
+		args = append(args, i32Tensor(index, R))
+	}
+	out, err := run(e, kind, args)
 	d.m.mu.Unlock()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	logits, err := floats(out[0])
+	rowLogits, err := floats(out[0])
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for l := range cfg.Layers {
 		kNew, err := floats(out[1+2*l])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		vNew, err := floats(out[2+2*l])
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if err := d.store(l, kNew, vNew, nb, start, count); err != nil {
-			return nil, fmt.Errorf("gomlxmodel: decoder cache: %w", err)
+		if err := d.store(l, kNew, vNew, nb, slots, rows, start, count); err != nil {
+			return fmt.Errorf("gomlxmodel: decoder cache: %w", err)
 		}
 	}
-	logits = logits[:d.B*V]
-	for b, q := range d.queue {
-		if len(q) == 0 {
-			clear(logits[b*V : (b+1)*V])
+	for i, b := range rows {
+		if slot := slots[i]; count[slot] > 0 {
+			copy(logits[b*V:(b+1)*V], rowLogits[slot*V:(slot+1)*V])
 		}
-		d.lens[b] += len(q)
-		d.queue[b] = q[:0]
 	}
-	return logits, nil
+	return nil
 }
