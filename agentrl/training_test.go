@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentrl-go/agentrl/gomlxmodel"
@@ -364,6 +365,45 @@ func TestBaseDemonstrationsCalibrated(t *testing.T) {
 	if s.PassRate < 0.11 || s.PassRate > 0.23 || s.Turns < 3.2 || s.Turns > 4.1 || s.SubmitRate < 0.62 ||
 		s.SubmitRate > 0.82 || share < 0.02 || share > 0.08 || s.Reads > 0.15 {
 		t.Fatalf("demonstration mix off calibration: %+v, malformed-call episodes %.3f", s, share)
+	}
+}
+
+// TestDemonstrationsStallOnFailedTest checks BaseConfig.StallOnFailProb: a demonstration whose test reported a
+// failure submits always at 0 and never at 1, while one whose tests passed always submits.
+func TestDemonstrationsStallOnFailedTest(t *testing.T) {
+	tok, train := testSetup(t)
+	for _, p := range []float64{0, 1} {
+		c := DefaultBaseConfig()
+		c.Demos, c.MappingDemos = 400, 0
+		c.SubmitFirstProb, c.SubmitProb, c.MalformedProb = 0, 1, 0
+		c.TestsAfterEdit = []float64{0, 1}
+		c.StallOnFailProb = p
+		demos, err := c.Demonstrations(train, tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var failed, failedSubmitted, passed, passedSubmitted int
+		for _, d := range demos {
+			if strings.Contains(tok.Decode(d.IDs), "failed on") {
+				failed++
+				if d.Info.Submitted {
+					failedSubmitted++
+				}
+			} else {
+				passed++
+				if d.Info.Submitted {
+					passedSubmitted++
+				}
+			}
+		}
+		wantFailedSubmitted := failed
+		if p == 1 {
+			wantFailedSubmitted = 0
+		}
+		if failed == 0 || passed == 0 || failedSubmitted != wantFailedSubmitted || passedSubmitted != passed {
+			t.Errorf("StallOnFailProb %g: %d of %d demonstrations with a failed test submit (want %d), %d of %d with passing tests",
+				p, failedSubmitted, failed, wantFailedSubmitted, passedSubmitted, passed)
+		}
 	}
 }
 
