@@ -53,7 +53,7 @@ func DefaultBaseConfig() BaseConfig {
 		SubmitFirstProb:  0.04,
 		ReadProb:         0.04,
 		ReadRightProb:    0.5,
-		TestsAfterEdit:   []float64{0.10, 0.85, 0.05},
+		TestsAfterEdit:   []float64{0.05, 0.90, 0.05},
 		SubmitProb:       0.80,
 		StallTestProb:    0,
 		StallOnFailProb:  0.15,

@@ -50,12 +50,11 @@ func (c Check) Gating() bool { return (c.Class == "1" || c.Class == "3") && !c.S
 var KnownDeviations = map[string]string{
 	// Recorded in the run of 2026-11-30 (XLA backend, seed 0, base agent of agentrl.DefaultBaseConfig); see README
 	// "Where we differ from the book".
-	"C12: tests (the free test habit survives) ≥ 0.4":              "our default policy keeps the free test in only 0.20 of held-out episodes: the base tests in 0.80 of its episodes, and the habit fades in the last ten steps, after reading is learned",
-	"C15: (a) blind guesser or (b) reader: neither regime":         "our 3-turn arm is the blind guesser of regime (a) (reads 0.00, edits 0.97, pass 0.244 against the 0.20 ceiling), but it keeps the free test, which fits the budget exactly: turns 2.97, not about 2",
-	"C19: tests ≤ 0.5 × C18 tests":                                 "our full-context policy tests little to begin with (0.19) and masking does not make it drop the test (0.27)",
-	"C19: turns < C18 turns":                                       "under masking it takes slightly more turns (3.52 against 3.44), as it keeps its test",
-	"C27: C27/C26 in [0.4, 1.1] (RL barely removes format errors)": "malformed calls grow in our default run (0.019 → 0.093 per turn): a free format error spreads instead of staying",
-	"C32: window 1 in [1.2, 2.6]":                                  "our 0.3-penalty run collapses more slowly in its first ten steps (2.96 turns; our base takes 3.95 turns at step 0, the book's 3.64), then sits at one call (1.03, 1.02, 1.01) as in the book",
+	"C15: (a) blind guesser or (b) reader: neither regime":         "our 3-turn arm is the blind guesser of regime (a) (reads 0.00, edits 0.99, pass 0.163 against the 0.20 ceiling), but it keeps the free test, which fits the budget exactly: turns 2.96, not about 2",
+	"C19: tests ≤ 0.5 × C18 tests":                                 "masking makes our full-context policy test less (0.93 → 0.60 per episode), but not by half: it keys its test on the edit's observation, which masking keeps",
+	"C23: pass ≤ 0.05":                                             "with no observations the masked-trained policy still passes 0.056 (9 of 160 episodes), its blind edit being right a little more often than the rule allows",
+	"C27: C27/C26 in [0.4, 1.1] (RL barely removes format errors)": "malformed calls grow in our default run (0.019 → 0.065 per turn): a free format error spreads instead of staying",
+	"C28: single-turn pass ≤ 0.05":                                 "the multi-turn policy passes 0.075 of single-turn tasks (12 of 160): where it edits first, its blind op is sometimes right",
 }
 
 // LineResult is the report's row for one book line.
