@@ -3,7 +3,6 @@ package agentrl
 import (
 	"fmt"
 	"math/rand/v2"
-	"strings"
 
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
@@ -12,8 +11,9 @@ import (
 // fine-tuning of TinyAgent); we make it here by supervised training on scripted demonstration episodes whose
 // behavior mix is calibrated to the book's step-0 batch: it usually edits blind, then tests its edit (and, when
 // the test fails, now and then gives up and stalls instead of submitting), submits in about 72% of episodes,
-// rarely reads (and then often picks the right op), and makes a malformed call in about 5% of episodes. Supervised learning of a sequence distribution learns its conditionals, so the trained agent
-// reproduces the script's mix of call sequences; what RL later finds is the reading skill the mix hides.
+// rarely reads (and then often picks the right op), and makes a malformed call in about 5% of episodes.
+// Supervised learning of a sequence distribution learns its conditionals, so the trained agent reproduces the
+// script's mix of call sequences; what RL later finds is the reading skill the mix hides.
 
 // BaseConfig describes the demonstrations and the supervised training of the RL base agent.
 type BaseConfig struct {
@@ -147,7 +147,7 @@ func (c BaseConfig) Demonstrations(tasks []Task, tok *Tokenizer) ([]Trajectory, 
 			ids := tok.Encode(CallText(calls[k][0], calls[k][1:]...))
 			e.Act(ids, make([]float32, len(ids)))
 			if len(calls[k]) == 1 && calls[k][0] == ToolTest {
-				failed = strings.Contains(e.LastObs(), "failed")
+				failed = testFailed(e.LastObs())
 			}
 		}
 		demo := MakeTrajectory(e)

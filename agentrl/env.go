@@ -194,6 +194,12 @@ func (e *EditBudgetEnv) FinalInfo(submitted bool) Info {
 	}
 }
 
+// failedOn introduces the first failing input in the test tool's observation.
+const failedOn = " failed on [ "
+
+// testFailed reports whether obs is a test observation that reports a failing case.
+func testFailed(obs string) bool { return strings.Contains(obs, failedOn) }
+
 // testReport is the test tool's observation: how many visible cases pass and, if one fails, its input, e.g.
 // "passed 1 of 3 failed on [ 4 0 7 ]".
 func testReport(source string, cases []Case) string {
@@ -204,7 +210,7 @@ func testReport(source string, cases []Case) string {
 			for i, x := range c.Input {
 				words[i] = strconv.Itoa(x)
 			}
-			return report + " failed on [ " + strings.Join(words, " ") + " ]"
+			return report + failedOn + strings.Join(words, " ") + " ]"
 		}
 	}
 	return report

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/agentrl-go/agentrl/gomlxmodel"
@@ -384,7 +383,7 @@ func TestDemonstrationsStallOnFailedTest(t *testing.T) {
 		}
 		var failed, failedSubmitted, passed, passedSubmitted int
 		for _, d := range demos {
-			if strings.Contains(tok.Decode(d.IDs), "failed on") {
+			if testFailed(tok.Decode(d.IDs)) {
 				failed++
 				if d.Info.Submitted {
 					failedSubmitted++

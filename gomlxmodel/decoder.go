@@ -26,10 +26,10 @@ type Decoder struct {
 	splitPrefill bool
 }
 
-// splitPrefill reports whether decoders should run long prefills apart from single tokens: on the
-// pure-Go backend, where compiling another shape is cheap and every padded token slot costs compute.
+// backendSplitsPrefill reports whether decoders should run long prefills apart from single tokens: on
+// the pure-Go backend, where compiling another shape is cheap and every padded token slot costs compute.
 // Elsewhere (XLA) one padded graph per Step is faster than two executions.
-var splitPrefill = func() bool {
+func backendSplitsPrefill() bool {
 	b, err := Backend()
 	if err != nil {
 		return false
@@ -44,7 +44,7 @@ func (m *Model) NewDecoder(B int) (*Decoder, error) {
 		return nil, fmt.Errorf("gomlxmodel: decoder needs B ≥ 1, got %d", B)
 	}
 	d := &Decoder{m: m, B: B, bp: bucketB(B), lens: make([]int, B), queue: make([][]int32, B),
-		splitPrefill: splitPrefill()}
+		splitPrefill: backendSplitsPrefill()}
 	if err := d.grow(min(TimeBucket, m.st.cfg.MaxLen)); err != nil {
 		return nil, err
 	}
@@ -270,10 +270,8 @@ func (d *Decoder) run(rows []int, nb int, gather bool, logits []float32) error {
 			return fmt.Errorf("gomlxmodel: decoder cache: %w", err)
 		}
 	}
-	for i, b := range rows {
-		if slot := slots[i]; count[slot] > 0 {
-			copy(logits[b*V:(b+1)*V], rowLogits[slot*V:(slot+1)*V])
-		}
+	for i, b := range rows { // every listed row has queued tokens
+		copy(logits[b*V:(b+1)*V], rowLogits[slots[i]*V:(slots[i]+1)*V])
 	}
 	return nil
 }
