@@ -303,11 +303,12 @@ func TaskNames(tasks []Task) []string {
 	return names
 }
 
-// backendName names the GoMLX backend in use (results are bit-identical only on the same backend).
+// backendName names the GoMLX backend in use and its update layout (results are bit-identical only on
+// the same backend with the same layout).
 func backendName() string {
-	b, err := gomlxmodel.Backend()
+	name, err := gomlxmodel.Numerics()
 	if err != nil {
 		return "unavailable"
 	}
-	return b.Name()
+	return name
 }

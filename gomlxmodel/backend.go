@@ -24,11 +24,14 @@ import (
 //     from the internet and fails offline. We never call backends.New() without a setting: the default
 //     is an installed PJRT plugin named by absolute path (no download, no search), else the pure-Go
 //     backend, built directly with simplego.New.
-//   - SimpleGo's default ("dynamic") execution runs ops in parallel on its worker pool; ops such as
-//     DotGeneral then wait inside a worker for more workers, and with 2 CPUs (pool of 2×2 slots) all
-//     slots can end up waiting: a deadlock at 0% CPU. "ops_sequential" runs the ops of a graph one
-//     after the other on the calling goroutine; only the leaf work inside an op (matmul blocks, erf
-//     chunks) goes to the pool, and leaves never wait for the pool, so it cannot deadlock.
+//   - SimpleGo's worker pool is bounded (2×NumCPU slots) by default, and in its parallel op mode every
+//     op occupies a slot while ops such as DotGeneral wait inside it for more slots: with 2 CPUs all
+//     slots can end up waiting, a deadlock at 0% CPU (TestBackendNoHang reproduces it with
+//     "go:ops_parallel"). With "parallelism=-1" the pool is unbounded: a task that asks for a worker
+//     always gets a goroutine, so nothing waits for a slot and the deadlock cannot happen, while ops
+//     still run in parallel and DotGeneral still splits its work. The split never changes the order
+//     of a sum (contractions are never split across workers), so results are bit-identical to
+//     "ops_sequential", which is 10-20% slower on 2 cores.
 //   - The other hazards (no Pad/DynamicSlice/DynamicUpdateSlice, the O(N·in·out) gradient of
 //     DotGeneral, the double scaling of layers.MultiHeadAttention) are avoided by construction in
 //     the graph files: positions are gathered with Iota, KV caches are written on the host (kvcache.go),
@@ -36,16 +39,16 @@ import (
 //     differentiated go through dot (layers.go) with hand-written gradients.
 
 // DefaultBackendConfig is the backend configuration used when GOMLX_BACKEND is not set and no PJRT CPU
-// plugin is installed: the pure-Go backend with ops executed sequentially (intra-op parallelism is kept).
-const DefaultBackendConfig = simplego.BackendName + ":ops_sequential"
+// plugin is installed: the pure-Go backend with an unbounded worker pool (see the hazards above).
+const DefaultBackendConfig = simplego.BackendName + ":parallelism=-1"
 
 var backendOnce = sync.OnceValues(newBackend)
 
 // Backend returns the process-wide GoMLX backend used by every model of this package.
 //
 // When the environment variable GOMLX_BACKEND is set (e.g. "go:ops_sequential", "xla:cpu"), it is honoured
-// as GoMLX would, with two exceptions that avoid its hazards: a bare "go" means DefaultBackendConfig (the
-// default parallel mode deadlocks on 2 CPUs; ask for it with an explicit option), and "xla" or "xla:cpu"
+// as GoMLX would, with two exceptions that avoid its hazards: a bare "go" means DefaultBackendConfig (GoMLX's
+// bounded worker pool can deadlock on 2 CPUs; ask for it with an explicit option), and "xla" or "xla:cpu"
 // without PJRT_PLUGIN_LIBRARY_PATH use the installed plugin instead of downloading one. Otherwise, when `go run ./kernelsetup` installed a PJRT CPU plugin
 // in PJRTDir, the XLA backend runs on it (by absolute path); else the pure-Go backend is used in the safe
 // configuration DefaultBackendConfig. GoMLX is never asked to download the XLA plugin.
@@ -73,13 +76,28 @@ func newBackend() (b backends.Backend, err error) {
 		config = DefaultBackendConfig
 	}
 	if name, opts := splitBackendConfig(config); name == simplego.BackendName {
-		return simplego.New(opts)
+		return newSimpleGo(opts)
 	}
 	b, err = backends.NewWithConfig(config)
 	if err != nil {
 		return nil, fmt.Errorf("gomlxmodel: backend %q: %w", config, err)
 	}
 	return b, nil
+}
+
+// newSimpleGo builds the pure-Go backend. simplego.New prints a line to stdout when it is given a
+// parallelism option, which every notebook cell that first touches a model would show; stdout is
+// silenced while it runs (once per process, before any model exists).
+func newSimpleGo(opts string) (backends.Backend, error) {
+	if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
+		stdout := os.Stdout
+		os.Stdout = null
+		defer func() {
+			os.Stdout = stdout
+			_ = null.Close()
+		}()
+	}
+	return simplego.New(opts)
 }
 
 func splitBackendConfig(config string) (name, opts string) {

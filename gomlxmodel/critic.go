@@ -99,17 +99,20 @@ func (c *Critic) Update(ids []int32, B, T int, oldValues, returns, mask []float3
 			return 0, err
 		}
 	}
-	e, err := getExec(cfg, kind, buildValueUpdate(cfg, clip > 0))
+	dims, extra, packed, err := packInputs(p, []*[]int32{&in}, []*[]float32{&oldP, &returnsP, &maskP}, maskP)
 	if err != nil {
 		return 0, err
 	}
-	dims := []int{p.Bp, p.Tp}
+	e, err := getExec(cfg, packedKind(kind, packed), buildValueUpdate(cfg, clip > 0, packed))
+	if err != nil {
+		return 0, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	stepSize, invSqrtBC2 := c.st.adamScalars(lr)
 	args := append(c.st.trainArgs(), i32Tensor(in, dims...), f32Tensor(oldP, dims...), f32Tensor(returnsP, dims...),
 		f32Tensor(maskP, dims...), stepSize, invSqrtBC2, float32(clip))
-	out, err := run(e, kind, args)
+	out, err := run(e, kind, append(args, extra...))
 	if err != nil {
 		return 0, err
 	}

@@ -146,14 +146,24 @@ func unpackWeights(c arch, params []*Node) weights {
 	return w
 }
 
+// packedRows, when a graph receives one, says that its rows hold several sequences end to end (see
+// pack.go): pos [B, T] is each token's position inside its sequence and seg [B, T] the sequence it
+// belongs to.
+type packedRows struct{ pos, seg *Node }
+
 // embed returns token plus position embeddings for ids [B, T] as [B·T, D]. Positions are gathered
-// with Iota (slicing the table would need Pad in its gradient, which SimpleGo lacks).
-func embed(c arch, w weights, ids *Node) *Node {
+// with Iota (slicing the table would need Pad in its gradient, which SimpleGo lacks), or from pk.pos.
+func embed(c arch, w weights, ids *Node, pk *packedRows) *Node {
 	B, T := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
 	g := ids.Graph()
-	tok := Gather(w.tok, InsertAxes(ids, -1))                                      // [B, T, D]
-	pos := Gather(w.pos, InsertAxes(Iota(g, shapes.Make(dtypes.Int32, T), 0), -1)) // [T, D]
-	x := Add(tok, InsertAxes(pos, 0))
+	tok := Gather(w.tok, InsertAxes(ids, -1)) // [B, T, D]
+	var x *Node
+	if pk != nil {
+		x = Add(tok, Gather(w.pos, InsertAxes(pk.pos, -1)))
+	} else {
+		pos := Gather(w.pos, InsertAxes(Iota(g, shapes.Make(dtypes.Int32, T), 0), -1)) // [T, D]
+		x = Add(tok, InsertAxes(pos, 0))
+	}
 	return Reshape(x, B*T, c.DModel)
 }
 
@@ -164,6 +174,20 @@ func causalBias(g *Graph, n, T int) *Node {
 	zero := ScalarZero(g, dtypes.Float32)
 	masked := Scalar(g, dtypes.Float32, maskValue)
 	return BroadcastPrefix(Where(GreaterOrEqual(q, k), BroadcastToDims(zero, T, T), BroadcastToDims(masked, T, T)), n)
+}
+
+// packedBias is the additive attention mask of packed rows, [B·H, T, T] for seg [B, T]: 0 where the
+// key is at or before the query and in the same sequence, maskValue elsewhere.
+func packedBias(c arch, seg *Node) *Node {
+	B, T := seg.Shape().Dimensions[0], seg.Shape().Dimensions[1]
+	g := seg.Graph()
+	q := Iota(g, shapes.Make(dtypes.Int32, B, T, T), 1)
+	k := Iota(g, shapes.Make(dtypes.Int32, B, T, T), 2)
+	same := Equal(BroadcastToDims(InsertAxes(seg, -1), B, T, T), BroadcastToDims(InsertAxes(seg, 1), B, T, T))
+	zero := BroadcastToDims(ScalarZero(g, dtypes.Float32), B, T, T)
+	masked := BroadcastToDims(Scalar(g, dtypes.Float32, maskValue), B, T, T)
+	bias := Where(LogicalAnd(same, GreaterOrEqual(q, k)), zero, masked)
+	return Reshape(BroadcastToDims(InsertAxes(bias, 1), B, c.Heads, T, T), B*c.Heads, T, T)
 }
 
 // splitHeads turns [B·T, D] into [B·H, T, dh].
@@ -195,33 +219,41 @@ func (c arch) attention(scores, v *Node) *Node {
 	return Div(c.matmul(e, 2, v, 1, true), sum)
 }
 
-// block is one pre-LN transformer block on x [B·T, D] with causal self-attention over T.
-func block(c arch, p []*Node, x *Node, B, T int) *Node {
+// block is one pre-LN transformer block on x [B·T, D] with causal self-attention over T, or, given the
+// attention bias of packed rows, over each sequence of a row.
+func block(c arch, p []*Node, x *Node, B, T int, bias *Node) *Node {
 	dh := c.DModel / c.Heads
 	h := layerNorm(x, p[0], p[1])
 	q := splitHeads(c, MulScalar(c.dense(h, p[2], p[3]), 1/math.Sqrt(float64(dh))), B, T)
 	k := splitHeads(c, c.dense(h, p[4], p[5]), B, T)
 	v := splitHeads(c, c.dense(h, p[6], p[7]), B, T)
-	scores := Add(c.matmul(q, 2, k, 2, true), causalBias(x.Graph(), B*c.Heads, T)) // [B·H, T, T]
+	if bias == nil {
+		bias = causalBias(x.Graph(), B*c.Heads, T)
+	}
+	scores := Add(c.matmul(q, 2, k, 2, true), bias) // [B·H, T, T]
 	att := mergeHeads(c, c.attention(scores, v), B, T)
 	x = Add(x, c.dense(att, p[8], p[9]))
 	h = layerNorm(x, p[10], p[11])
 	return Add(x, c.dense(gelu(c.dense(h, p[12], p[13])), p[14], p[15]))
 }
 
-// trunk returns the final hidden states [B·T, D] for ids [B, T].
-func trunk(c arch, w weights, ids *Node) *Node {
+// trunk returns the final hidden states [B·T, D] for ids [B, T], packed when pk is not nil.
+func trunk(c arch, w weights, ids *Node, pk *packedRows) *Node {
 	B, T := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
-	x := embed(c, w, ids)
+	x := embed(c, w, ids, pk)
+	var bias *Node
+	if pk != nil {
+		bias = packedBias(c, pk.seg)
+	}
 	for _, p := range w.layers {
-		x = block(c, p, x, B, T)
+		x = block(c, p, x, B, T, bias)
 	}
 	return layerNorm(x, w.lnfG, w.lnfB)
 }
 
 // logitsGraph is the policy's forward pass: ids [B, T] → logits [B·T, V].
-func logitsGraph(c arch, w weights, ids *Node) *Node {
-	return c.dense(trunk(c, w, ids), w.headW, w.headB)
+func logitsGraph(c arch, w weights, ids *Node, pk *packedRows) *Node {
+	return c.dense(trunk(c, w, ids, pk), w.headW, w.headB)
 }
 
 // targetLogProbs returns log softmax(logits)[target] for logits [N, V] and targets [N] int32: [N].

@@ -33,9 +33,9 @@ const (
 func perToken(x *Node, B, T int) *Node { return Reshape(x, B, T) }
 
 // policyLogProbs returns the logits [B·T, V] and the log-probabilities of the targets [B, T].
-func policyLogProbs(c arch, w weights, ids, targets *Node) (logits, logp *Node) {
+func policyLogProbs(c arch, w weights, ids, targets *Node, pk *packedRows) (logits, logp *Node) {
 	B, T := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
-	logits = logitsGraph(c, w, ids)
+	logits = logitsGraph(c, w, ids, pk)
 	return logits, perToken(targetLogProbs(logits, Reshape(targets, B*T)), B, T)
 }
 
@@ -44,7 +44,7 @@ func buildLogits(cfg Config) func([]*Node) []*Node {
 	c := arch{cfg, false}
 	P := len(policySpecs(cfg))
 	return func(in []*Node) []*Node {
-		return []*Node{logitsGraph(c, unpackWeights(c, in[:P]), in[P])}
+		return []*Node{logitsGraph(c, unpackWeights(c, in[:P]), in[P], nil)}
 	}
 }
 
@@ -53,7 +53,7 @@ func buildLogProbs(cfg Config) func([]*Node) []*Node {
 	c := arch{cfg, false}
 	P := len(policySpecs(cfg))
 	return func(in []*Node) []*Node {
-		_, logp := policyLogProbs(c, unpackWeights(c, in[:P]), in[P], in[P+1])
+		_, logp := policyLogProbs(c, unpackWeights(c, in[:P]), in[P], in[P+1], nil)
 		return []*Node{logp}
 	}
 }
@@ -66,7 +66,7 @@ func buildGradAbs(cfg Config) func([]*Node) []*Node {
 	return func(in []*Node) []*Node {
 		ids, targets, weight := in[P], in[P+1], in[P+2]
 		B, T := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
-		logits, logp := policyLogProbs(c, unpackWeights(c, in[:P]), ids, targets)
+		logits, logp := policyLogProbs(c, unpackWeights(c, in[:P]), ids, targets, nil)
 		loss := Neg(ReduceAllSum(Mul(weight, logp)))
 		g := Gradient(loss, logits)[0] // [B·T, V]
 		return []*Node{perToken(ReduceSum(Abs(g), -1), B, T)}
@@ -122,16 +122,21 @@ func adamUpdate(loss *Node, params, m, v []*Node, stepSize, invSqrtBC2, maxNorm 
 }
 
 // buildPolicyUpdate: weights, m, v (3·P), ids, targets, mask, weight, oldLogp, adv [B, T], then the
-// scalars stepSize, invSqrtBC2, clipEps, maxNorm → new weights, m, v, loss, clipFrac, approxKL.
-// weight holds each token's share in the aggregated loss (token_mean or seq_mean_token_mean).
-func buildPolicyUpdate(cfg Config, kind string) func([]*Node) []*Node {
+// scalars stepSize, invSqrtBC2, clipEps, maxNorm, and when packed the packed rows' pos and seg [B, T]
+// → new weights, m, v, loss, clipFrac, approxKL. weight holds each token's share in the aggregated
+// loss (token_mean or seq_mean_token_mean).
+func buildPolicyUpdate(cfg Config, kind string, packed bool) func([]*Node) []*Node {
 	c := arch{cfg, true}
 	P := len(policySpecs(cfg))
 	return func(in []*Node) []*Node {
 		params, m, v, rest := in[:P], in[P:2*P], in[2*P:3*P], in[3*P:]
 		ids, targets, mask, weight, oldLogp, adv := rest[0], rest[1], rest[2], rest[3], rest[4], rest[5]
 		stepSize, invSqrtBC2, clipEps, maxNorm := rest[6], rest[7], rest[8], rest[9]
-		_, logp := policyLogProbs(c, unpackWeights(c, params), ids, targets)
+		var pk *packedRows
+		if packed {
+			pk = &packedRows{pos: rest[10], seg: rest[11]}
+		}
+		_, logp := policyLogProbs(c, unpackWeights(c, params), ids, targets, pk)
 		perTok, clipFrac, approxKL := policyLoss(kind, logp, oldLogp, adv, mask, clipEps)
 		loss := ReduceAllSum(Mul(weight, perTok))
 		out := adamUpdate(loss, params, m, v, stepSize, invSqrtBC2, maxNorm)
@@ -140,9 +145,9 @@ func buildPolicyUpdate(cfg Config, kind string) func([]*Node) []*Node {
 }
 
 // valuesGraph is the critic's forward pass: ids [B, T] → values [B, T].
-func valuesGraph(c arch, w weights, ids *Node) *Node {
+func valuesGraph(c arch, w weights, ids *Node, pk *packedRows) *Node {
 	B, T := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
-	return perToken(c.dense(trunk(c, w, ids), w.headW, w.headB), B, T)
+	return perToken(c.dense(trunk(c, w, ids, pk), w.headW, w.headB), B, T)
 }
 
 // buildValues: critic weights, ids [B, T] → values [B, T].
@@ -150,7 +155,7 @@ func buildValues(cfg Config) func([]*Node) []*Node {
 	c := arch{cfg, false}
 	P := len(criticSpecs(cfg))
 	return func(in []*Node) []*Node {
-		return []*Node{valuesGraph(c, unpackWeights(c, in[:P]), in[P])}
+		return []*Node{valuesGraph(c, unpackWeights(c, in[:P]), in[P], nil)}
 	}
 }
 
@@ -168,15 +173,19 @@ func valueLoss(values, oldValues, returns, mask, clip *Node, clipped bool) *Node
 }
 
 // buildValueUpdate: critic weights, m, v, ids, oldValues, returns, mask [B, T], then stepSize,
-// invSqrtBC2, clip → new weights, m, v, loss.
-func buildValueUpdate(cfg Config, clipped bool) func([]*Node) []*Node {
+// invSqrtBC2, clip, and when packed the packed rows' pos and seg [B, T] → new weights, m, v, loss.
+func buildValueUpdate(cfg Config, clipped, packed bool) func([]*Node) []*Node {
 	c := arch{cfg, true}
 	P := len(criticSpecs(cfg))
 	return func(in []*Node) []*Node {
 		params, m, v, rest := in[:P], in[P:2*P], in[2*P:3*P], in[3*P:]
 		ids, oldValues, returns, mask := rest[0], rest[1], rest[2], rest[3]
 		stepSize, invSqrtBC2, clip := rest[4], rest[5], rest[6]
-		values := valuesGraph(c, unpackWeights(c, params), ids)
+		var pk *packedRows
+		if packed {
+			pk = &packedRows{pos: rest[7], seg: rest[8]}
+		}
+		values := valuesGraph(c, unpackWeights(c, params), ids, pk)
 		loss := valueLoss(values, oldValues, returns, mask, clip, clipped)
 		noClip := Infinity(loss.Graph(), dtypes.Float32, 1)
 		out := adamUpdate(loss, params, m, v, stepSize, invSqrtBC2, noClip)

@@ -237,18 +237,22 @@ func (m *Model) Update(b UpdateBatch, lc LossConfig) (UpdateStats, error) {
 	if lc.MaxGradNorm > 0 {
 		maxNorm = float32(lc.MaxGradNorm)
 	}
-	e, err := getExec(cfg, kind, buildPolicyUpdate(cfg, kind))
+	dims, extra, packed, err := packInputs(p, []*[]int32{&in, &targets},
+		[]*[]float32{&mask, &weight, &oldLogp, &adv}, mask, weight)
 	if err != nil {
 		return UpdateStats{}, err
 	}
-	dims := []int{p.Bp, p.Tp}
+	e, err := getExec(cfg, packedKind(kind, packed), buildPolicyUpdate(cfg, kind, packed))
+	if err != nil {
+		return UpdateStats{}, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	stepSize, invSqrtBC2 := m.st.adamScalars(lc.LR)
 	args := append(m.st.trainArgs(), i32Tensor(in, dims...), i32Tensor(targets, dims...),
 		f32Tensor(mask, dims...), f32Tensor(weight, dims...), f32Tensor(oldLogp, dims...), f32Tensor(adv, dims...),
 		stepSize, invSqrtBC2, float32(lc.ClipEps), maxNorm)
-	out, err := run(e, kind, args)
+	out, err := run(e, kind, append(args, extra...))
 	if err != nil {
 		return UpdateStats{}, err
 	}
