@@ -22,7 +22,8 @@ type Decoder struct {
 	caches []*tensors.Tensor // per layer: keys [bp, H, L, dh], values [bp, H, dh, L]
 	lens   []int             // cached tokens per row
 	queue  [][]int32         // tokens waiting for the next Step, per row
-	// splitPrefill runs the rows with a long queue apart from those with one token (see Step).
+	// splitPrefill runs the rows with a long queue apart from those with one token, and leaves out
+	// rows with nothing queued (see Step).
 	splitPrefill bool
 }
 
@@ -191,14 +192,19 @@ func (d *Decoder) Step() ([]float32, error) {
 			prefill = append(prefill, b)
 		}
 	}
-	if d.splitPrefill && len(single) > 0 && len(prefill) > 0 && 2*len(prefill) <= d.B {
+	if d.splitPrefill && 2*len(prefill) <= d.B {
 		// One token for most rows, a long prefill for a few: run them apart instead of padding every
-		// row to the longest queue.
-		if err := d.run(single, 1, false, logits); err != nil {
-			return nil, err
+		// row to the longest queue, and leave out the rows with nothing queued (finished episodes)
+		// when that makes the graph smaller.
+		if len(single) > 0 {
+			if err := d.run(single, 1, bucketB(len(single)) < d.bp, logits); err != nil {
+				return nil, err
+			}
 		}
-		if err := d.run(prefill, stepBucket(n, cfg.MaxLen), true, logits); err != nil {
-			return nil, err
+		if len(prefill) > 0 {
+			if err := d.run(prefill, stepBucket(n, cfg.MaxLen), true, logits); err != nil {
+				return nil, err
+			}
 		}
 	} else if err := d.run(append(single, prefill...), stepBucket(n, cfg.MaxLen), false, logits); err != nil {
 		return nil, err
