@@ -85,6 +85,17 @@ func newBackend() (b backends.Backend, err error) {
 	return b, nil
 }
 
+// pureGoBackend reports whether Backend is the pure-Go one (SimpleGo), where some schedules differ
+// (Decoder.Step, packed updates).
+func pureGoBackend() bool {
+	b, err := Backend()
+	if err != nil {
+		return false
+	}
+	_, ok := b.(*simplego.Backend)
+	return ok
+}
+
 // newSimpleGo builds the pure-Go backend. simplego.New prints a line to stdout when it is given a
 // parallelism option, which every notebook cell that first touches a model would show; stdout is
 // silenced while it runs (once per process, before any model exists).

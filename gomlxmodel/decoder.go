@@ -3,7 +3,6 @@ package gomlxmodel
 import (
 	"fmt"
 
-	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
@@ -23,20 +22,10 @@ type Decoder struct {
 	lens   []int             // cached tokens per row
 	queue  [][]int32         // tokens waiting for the next Step, per row
 	// splitPrefill runs the rows with a long queue apart from those with one token, and leaves out
-	// rows with nothing queued (see Step).
+	// rows with nothing queued (see Step). It is set on the pure-Go backend, where compiling another
+	// shape is cheap and every padded token slot costs compute; on XLA one padded graph per Step is
+	// faster than two executions.
 	splitPrefill bool
-}
-
-// backendSplitsPrefill reports whether decoders should run long prefills apart from single tokens: on
-// the pure-Go backend, where compiling another shape is cheap and every padded token slot costs compute.
-// Elsewhere (XLA) one padded graph per Step is faster than two executions.
-func backendSplitsPrefill() bool {
-	b, err := Backend()
-	if err != nil {
-		return false
-	}
-	_, pureGo := b.(*simplego.Backend)
-	return pureGo
 }
 
 // NewDecoder returns a decoder with B empty rows.
@@ -45,7 +34,7 @@ func (m *Model) NewDecoder(B int) (*Decoder, error) {
 		return nil, fmt.Errorf("gomlxmodel: decoder needs B ≥ 1, got %d", B)
 	}
 	d := &Decoder{m: m, B: B, bp: bucketB(B), lens: make([]int, B), queue: make([][]int32, B),
-		splitPrefill: backendSplitsPrefill()}
+		splitPrefill: pureGoBackend()}
 	if err := d.grow(min(TimeBucket, m.st.cfg.MaxLen)); err != nil {
 		return nil, err
 	}

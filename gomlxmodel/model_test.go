@@ -136,15 +136,20 @@ func makeBatch(rng *rand.Rand, cfg Config, B, T int) UpdateBatch {
 	return b
 }
 
+// lossConfigs returns one loss configuration of each kind and aggregation, with learning rate lr.
+func lossConfigs(lr float64) []LossConfig {
+	return []LossConfig{
+		{Kind: "ppo", ClipEps: 0.2, Aggregation: "token_mean", LR: lr, MaxGradNorm: 1},
+		{Kind: "ppo", ClipEps: 0.2, Aggregation: "seq_mean_token_mean", LR: lr},
+		{Kind: "reinforce", Aggregation: "token_mean", LR: lr, MaxGradNorm: 0.5},
+	}
+}
+
 // TestUpdateReducesLoss runs several PPO and REINFORCE steps on a fixed batch and checks the loss
 // goes down and the statistics are sane.
 func TestUpdateReducesLoss(t *testing.T) {
 	cfg := tinyConfig()
-	for _, lc := range []LossConfig{
-		{Kind: "ppo", ClipEps: 0.2, Aggregation: "token_mean", LR: 3e-3, MaxGradNorm: 1},
-		{Kind: "ppo", ClipEps: 0.2, Aggregation: "seq_mean_token_mean", LR: 3e-3},
-		{Kind: "reinforce", Aggregation: "token_mean", LR: 3e-3, MaxGradNorm: 0.5},
-	} {
+	for _, lc := range lossConfigs(3e-3) {
 		t.Run(lc.Kind+"/"+lc.Aggregation, func(t *testing.T) {
 			m := mustNew(t, cfg, 5)
 			b := makeBatch(rand.New(rand.NewPCG(5, 6)), cfg, 5, 11)

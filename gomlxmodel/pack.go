@@ -3,12 +3,11 @@ package gomlxmodel
 import (
 	"fmt"
 	"slices"
-
-	"github.com/gomlx/gomlx/backends/simplego"
 )
 
-// Sequence packing. A training batch of right-padded rows spends most of its positions on padding: a
-// base-agent batch averages 65 tokens in rows of 128, a GRPO batch 79 tokens in rows of 192. On the
+// Sequence packing. A training batch of right-padded rows can spend most of its positions on padding:
+// a base-agent batch averages 65 tokens in rows of 128, and GRPO batches waste more or less depending
+// on how unequal their episodes are. On the
 // pure-Go backend, where every position costs compute, the updates pack the rows end to end into
 // fewer rows of the same length. Each token keeps its position inside its own sequence and attends
 // only to earlier tokens of that sequence, so every term of the loss is the one the padded batch
@@ -24,18 +23,9 @@ import (
 // packBucket rounds the number of packed rows up, so a training run compiles a handful of shapes.
 const packBucket = 4
 
-// packUpdates says whether Model.Update and Critic.Update pack their rows; tests replace it.
-var packUpdates = backendPacks
-
-// backendPacks reports whether updates should pack their rows: on the pure-Go backend.
-func backendPacks() bool {
-	b, err := Backend()
-	if err != nil {
-		return false
-	}
-	_, pureGo := b.(*simplego.Backend)
-	return pureGo
-}
+// packUpdates says whether Model.Update and Critic.Update pack their rows: on the pure-Go backend.
+// Tests replace it.
+var packUpdates = pureGoBackend
 
 // packedSeq places the first n positions of source row src at offset off of packed row dst.
 type packedSeq struct{ src, dst, off, n int }

@@ -103,11 +103,7 @@ func maxAbsDiff(t *testing.T, a, b []float32) float64 {
 // weights by about 0.2; rounding moves them by about 1e-4 (Adam scales small gradient differences up).
 func TestPackedUpdateMatchesPadded(t *testing.T) {
 	cfg := tinyConfig()
-	for _, lc := range []LossConfig{
-		{Kind: "ppo", ClipEps: 0.2, Aggregation: "token_mean", LR: 3e-2, MaxGradNorm: 1},
-		{Kind: "ppo", ClipEps: 0.2, Aggregation: "seq_mean_token_mean", LR: 3e-2},
-		{Kind: "reinforce", Aggregation: "token_mean", LR: 3e-2, MaxGradNorm: 0.5},
-	} {
+	for _, lc := range lossConfigs(3e-2) {
 		t.Run(lc.Kind+"/"+lc.Aggregation, func(t *testing.T) {
 			b := raggedBatch(rand.New(rand.NewPCG(8, 9)), cfg, 12, 20)
 			var stats [2][]UpdateStats

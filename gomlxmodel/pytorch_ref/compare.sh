@@ -5,7 +5,7 @@
 #
 #   gomlxmodel/pytorch_ref/compare.sh            # from the repository root; ROUNDS=3 by default
 #   ROUNDS=5 PYTHON=/usr/bin/python3 gomlxmodel/pytorch_ref/compare.sh
-#   GOMLX_BACKEND=go:ops_sequential gomlxmodel/pytorch_ref/compare.sh   # force the pure-Go backend
+#   GOMLX_BACKEND=go gomlxmodel/pytorch_ref/compare.sh   # force the pure-Go backend
 #
 # The Go side uses gomlxmodel.Backend(): GOMLX_BACKEND if set, else XLA when a PJRT CPU plugin is
 # installed (go run ./kernelsetup), else the pure-Go backend.

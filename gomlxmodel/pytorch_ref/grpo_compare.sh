@@ -5,7 +5,7 @@
 # Go/PyTorch ratios, and the workload of each side (tokens per episode, decode steps per rollout).
 #
 #   gomlxmodel/pytorch_ref/grpo_compare.sh                                     # from the repository root
-#   GOMLX_BACKEND=go:ops_sequential gomlxmodel/pytorch_ref/grpo_compare.sh     # force the pure-Go backend
+#   GOMLX_BACKEND=go gomlxmodel/pytorch_ref/grpo_compare.sh     # force the pure-Go backend
 #   ROUNDS=3 STEPS=5 TORCH_THREADS=1 GOMAXPROCS=1 gomlxmodel/pytorch_ref/grpo_compare.sh
 #
 # The Go side uses gomlxmodel.Backend(): GOMLX_BACKEND if set, else XLA when a PJRT CPU plugin is installed
