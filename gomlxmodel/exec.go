@@ -2,7 +2,9 @@ package gomlxmodel
 
 import (
 	"fmt"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -43,13 +45,62 @@ func getExec(cfg Config, kind string, build func(inputs []*graph.Node) []*graph.
 	return e, nil
 }
 
-// run executes e on the arguments and wraps its error.
+// run executes e on the arguments and wraps its error. A call that meets a new combination of executor
+// and argument shapes is one where GoMLX compiles; its time goes to CompileStats.
 func run(e *graph.Exec, kind string, args []any) ([]*tensors.Tensor, error) {
+	first := compiles.firstCall(e, args)
+	start := time.Now()
 	out, err := e.Exec(args...)
+	if first {
+		compiles.add(time.Since(start))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("gomlxmodel: %s: %w", kind, err)
 	}
 	return out, nil
+}
+
+// compileLog remembers the argument shapes each executor has run with.
+type compileLog struct {
+	mu    sync.Mutex
+	seen  map[string]bool
+	count int
+	total time.Duration
+}
+
+var compiles = compileLog{seen: map[string]bool{}}
+
+func (c *compileLog) firstCall(e *graph.Exec, args []any) bool {
+	var sig strings.Builder
+	fmt.Fprintf(&sig, "%p", e)
+	for _, a := range args {
+		if t, ok := a.(*tensors.Tensor); ok {
+			sig.WriteString(t.Shape().String())
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen[sig.String()] {
+		return false
+	}
+	c.seen[sig.String()] = true
+	return true
+}
+
+func (c *compileLog) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.count++
+	c.total += d
+}
+
+// CompileStats reports the process's graph compilations so far: how many executions met a new
+// executor and argument shape (GoMLX compiles on such a call) and their total wall time, which
+// includes that one execution of the compiled graph.
+func CompileStats() (graphs int, total time.Duration) {
+	compiles.mu.Lock()
+	defer compiles.mu.Unlock()
+	return compiles.count, compiles.total
 }
 
 // floats copies a float32 tensor to the host and frees it.

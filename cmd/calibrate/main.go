@@ -72,7 +72,7 @@ func run(fresh bool, baseCfg agentrl.BaseConfig, cfg agentrl.RLConfig) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("base agent: %d parameters, ready in %.1fs\n", base.NumParams(), time.Since(start).Seconds())
+	fmt.Printf("base agent: %d parameters, ready in %.1fs; %s\n", base.NumParams(), time.Since(start).Seconds(), compiled())
 
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -103,8 +103,8 @@ func run(fresh bool, baseCfg agentrl.BaseConfig, cfg agentrl.RLConfig) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%-12s 40 steps ready in %.1fs (%.2fs per step when computed); held-out evaluation in %.1fs\n", arm.name,
-			trained.Seconds(), trained.Seconds()/40, time.Since(start).Seconds())
+		fmt.Printf("%-12s 40 steps ready in %.1fs (%.2fs per step when computed); held-out evaluation in %.1fs; %s\n", arm.name,
+			trained.Seconds(), trained.Seconds()/40, time.Since(start).Seconds(), compiled())
 		fmt.Printf("%-12s held-out pass %.3f | reads %.2f | tests %.2f | edits %.2f | turns %.2f\n", arm.name,
 			s.PassRate, s.Reads, s.Tests, s.Edits, s.Turns)
 		fmt.Printf("%-12s by 10-step window, turns %v, submit rate %v\n", arm.name,
@@ -114,6 +114,12 @@ func run(fresh bool, baseCfg agentrl.BaseConfig, cfg agentrl.RLConfig) error {
 	fmt.Println("book: default held-out pass 0.762; penalty 0.3 turns by window [1.82 1.02 1.01 1.01];",
 		"never-submit held-out pass 0.706, turns 4.51")
 	return nil
+}
+
+// compiled reports the graph compilations of the process so far.
+func compiled() string {
+	n, d := gomlxmodel.CompileStats()
+	return fmt.Sprintf("%d graph compilations so far, %.1fs with their first run", n, d.Seconds())
 }
 
 func withWrongSubmit(cfg agentrl.RLConfig, r float64) agentrl.RLConfig {

@@ -1,0 +1,29 @@
+package gomlxmodel
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestCompileStats checks that a new input shape counts as a compilation and a repeated one does not.
+func TestCompileStats(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.Vocab = 23 // a configuration of its own: no other test has compiled its graphs
+	m := mustNew(t, cfg, 1)
+	ids := randomIDs(rand.New(rand.NewPCG(1, 2)), 3*7, cfg.Vocab)
+	n0, d0 := CompileStats()
+	if _, err := m.Logits(ids, 3, 7); err != nil {
+		t.Fatal(err)
+	}
+	n1, d1 := CompileStats()
+	if _, err := m.Logits(ids, 3, 7); err != nil {
+		t.Fatal(err)
+	}
+	n2, d2 := CompileStats()
+	if n1 != n0+1 || d1 <= d0 {
+		t.Errorf("first call on a new shape: compilations %d → %d, time %v → %v", n0, n1, d0, d1)
+	}
+	if n2 != n1 || d2 != d1 {
+		t.Errorf("repeated shape counted again: %d → %d", n1, n2)
+	}
+}
