@@ -83,18 +83,9 @@ func readLengths(p padded, arrays ...[]float32) []int {
 	return lens
 }
 
-// ints moves a padded per-position int32 array [Bp·Tp] into the packed layout [R·C] (zeros elsewhere).
-func (pk packing) ints(p padded, x []int32) []int32 {
-	out := make([]int32, pk.R*pk.C)
-	for _, s := range pk.seqs {
-		copy(out[s.dst*pk.C+s.off:s.dst*pk.C+s.off+s.n], x[s.src*p.Tp:s.src*p.Tp+s.n])
-	}
-	return out
-}
-
-// floats moves a padded per-position float32 array [Bp·Tp] into the packed layout [R·C].
-func (pk packing) floats(p padded, x []float32) []float32 {
-	out := make([]float32, pk.R*pk.C)
+// repack moves a padded per-position array [Bp·Tp] into the packed layout [R·C] (zeros elsewhere).
+func repack[T int32 | float32](pk packing, p padded, x []T) []T {
+	out := make([]T, pk.R*pk.C)
 	for _, s := range pk.seqs {
 		copy(out[s.dst*pk.C+s.off:s.dst*pk.C+s.off+s.n], x[s.src*p.Tp:s.src*p.Tp+s.n])
 	}
@@ -131,10 +122,10 @@ func packInputs(p padded, ints []*[]int32, floats []*[]float32, read ...[]float3
 		return nil, nil, false, err
 	}
 	for _, x := range ints {
-		*x = pk.ints(p, *x)
+		*x = repack(pk, p, *x)
 	}
 	for _, x := range floats {
-		*x = pk.floats(p, *x)
+		*x = repack(pk, p, *x)
 	}
 	dims = []int{pk.R, pk.C}
 	pos, seg := pk.layout()
