@@ -99,20 +99,21 @@ func (c *Critic) Update(ids []int32, B, T int, oldValues, returns, mask []float3
 			return 0, err
 		}
 	}
-	dims, extra, packed, err := packInputs(p, []*[]int32{&in}, []*[]float32{&oldP, &returnsP, &maskP}, maskP)
+	lay, err := packInputs(p, &in, nil, []*[]float32{&oldP, &returnsP, &maskP}, maskP)
 	if err != nil {
 		return 0, err
 	}
-	e, err := getExec(cfg, packedKind(kind, packed), buildValueUpdate(cfg, clip > 0, packed))
+	e, err := getExec(cfg, packedKind(kind, lay.packed), buildValueUpdate(cfg, clip > 0, lay.packed))
 	if err != nil {
 		return 0, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	stepSize, invSqrtBC2 := c.st.adamScalars(lr)
-	args := append(c.st.trainArgs(), i32Tensor(in, dims...), f32Tensor(oldP, dims...), f32Tensor(returnsP, dims...),
-		f32Tensor(maskP, dims...), stepSize, invSqrtBC2, float32(clip))
-	out, err := run(e, kind, append(args, extra...))
+	d := lay.perPos
+	args := append(c.st.trainArgs(), i32Tensor(in, lay.ids...), f32Tensor(oldP, d...), f32Tensor(returnsP, d...),
+		f32Tensor(maskP, d...), stepSize, invSqrtBC2, float32(clip))
+	out, err := run(e, kind, append(args, lay.extra...))
 	if err != nil {
 		return 0, err
 	}

@@ -148,8 +148,9 @@ func unpackWeights(c arch, params []*Node) weights {
 
 // packedRows, when a graph receives one, says that its rows hold several sequences end to end (see
 // pack.go): pos [B, T] is each token's position inside its sequence and seg [B, T] the sequence it
-// belongs to.
-type packedRows struct{ pos, seg *Node }
+// belongs to. read [B, K] lists, as flat indices into the B·T positions, the positions whose outputs
+// the loss reads: the last block computes its queries only there.
+type packedRows struct{ pos, seg, read *Node }
 
 // embed returns token plus position embeddings for ids [B, T] as [B·T, D]. Positions are gathered
 // with Iota (slicing the table would need Pad in its gradient, which SimpleGo lacks), or from pk.pos.
@@ -180,14 +181,38 @@ func causalBias(g *Graph, n, T int) *Node {
 // key is at or before the query and in the same sequence, maskValue elsewhere.
 func packedBias(c arch, seg *Node) *Node {
 	B, T := seg.Shape().Dimensions[0], seg.Shape().Dimensions[1]
+	return queryBias(c, seg, Iota(seg.Graph(), shapes.Make(dtypes.Int32, B, T), 1), seg)
+}
+
+// readBias is packedBias for the queries at the read positions read [B, K] (flat indices into B·T):
+// [B·H, K, T].
+func readBias(c arch, seg, read *Node) *Node {
+	B, T := seg.Shape().Dimensions[0], seg.Shape().Dimensions[1]
+	K := read.Shape().Dimensions[1]
+	rowStart := MulScalar(Iota(seg.Graph(), shapes.Make(dtypes.Int32, B, K), 0), float64(T))
+	qSeg := Reshape(gatherRows(Reshape(seg, B*T, 1), read), B, K)
+	return queryBias(c, seg, Sub(read, rowStart), qSeg)
+}
+
+// queryBias is the additive attention mask [B·H, Tq, T] of queries at row positions qPos [B, Tq] of
+// sequences qSeg [B, Tq] over the keys of rows whose sequences are seg [B, T]: 0 where the key is at
+// or before the query and in the same sequence, maskValue elsewhere.
+func queryBias(c arch, seg, qPos, qSeg *Node) *Node {
+	B, T, Tq := seg.Shape().Dimensions[0], seg.Shape().Dimensions[1], qPos.Shape().Dimensions[1]
 	g := seg.Graph()
-	q := Iota(g, shapes.Make(dtypes.Int32, B, T, T), 1)
-	k := Iota(g, shapes.Make(dtypes.Int32, B, T, T), 2)
-	same := Equal(BroadcastToDims(InsertAxes(seg, -1), B, T, T), BroadcastToDims(InsertAxes(seg, 1), B, T, T))
-	zero := BroadcastToDims(ScalarZero(g, dtypes.Float32), B, T, T)
-	masked := BroadcastToDims(Scalar(g, dtypes.Float32, maskValue), B, T, T)
+	q := BroadcastToDims(InsertAxes(qPos, -1), B, Tq, T)
+	k := Iota(g, shapes.Make(dtypes.Int32, B, Tq, T), 2)
+	same := Equal(BroadcastToDims(InsertAxes(qSeg, -1), B, Tq, T), BroadcastToDims(InsertAxes(seg, 1), B, Tq, T))
+	zero := BroadcastToDims(ScalarZero(g, dtypes.Float32), B, Tq, T)
+	masked := BroadcastToDims(Scalar(g, dtypes.Float32, maskValue), B, Tq, T)
 	bias := Where(LogicalAnd(same, GreaterOrEqual(q, k)), zero, masked)
-	return Reshape(BroadcastToDims(InsertAxes(bias, 1), B, c.Heads, T, T), B*c.Heads, T, T)
+	return Reshape(BroadcastToDims(InsertAxes(bias, 1), B, c.Heads, Tq, T), B*c.Heads, Tq, T)
+}
+
+// gatherRows returns the rows idx [B, K] (flat indices) of x [N, D]: [B·K, D].
+func gatherRows(x, idx *Node) *Node {
+	B, K := idx.Shape().Dimensions[0], idx.Shape().Dimensions[1]
+	return Gather(x, Reshape(idx, B*K, 1))
 }
 
 // splitHeads turns [B·T, D] into [B·H, T, dh].
@@ -220,24 +245,35 @@ func (c arch) attention(scores, v *Node) *Node {
 }
 
 // block is one pre-LN transformer block on x [B·T, D] with causal self-attention over T, or, given the
-// attention bias of packed rows, over each sequence of a row.
-func block(c arch, p []*Node, x *Node, B, T int, bias *Node) *Node {
+// attention bias of packed rows, over each sequence of a row. Given read [B, K] (flat indices of
+// positions), it computes queries only there and returns [B·K, D]; bias must then be readBias's.
+func block(c arch, p []*Node, x *Node, B, T int, bias, read *Node) *Node {
 	dh := c.DModel / c.Heads
 	h := layerNorm(x, p[0], p[1])
-	q := splitHeads(c, MulScalar(c.dense(h, p[2], p[3]), 1/math.Sqrt(float64(dh))), B, T)
+	hq, Tq := h, T
+	if read != nil {
+		hq, Tq = gatherRows(h, read), read.Shape().Dimensions[1]
+	}
+	q := splitHeads(c, MulScalar(c.dense(hq, p[2], p[3]), 1/math.Sqrt(float64(dh))), B, Tq)
 	k := splitHeads(c, c.dense(h, p[4], p[5]), B, T)
 	v := splitHeads(c, c.dense(h, p[6], p[7]), B, T)
 	if bias == nil {
 		bias = causalBias(x.Graph(), B*c.Heads, T)
 	}
-	scores := Add(c.matmul(q, 2, k, 2, true), bias) // [B·H, T, T]
-	att := mergeHeads(c, c.attention(scores, v), B, T)
+	scores := Add(c.matmul(q, 2, k, 2, true), bias) // [B·H, Tq, T]
+	att := mergeHeads(c, c.attention(scores, v), B, Tq)
+	if read != nil {
+		x = gatherRows(x, read)
+	}
 	x = Add(x, c.dense(att, p[8], p[9]))
 	h = layerNorm(x, p[10], p[11])
 	return Add(x, c.dense(gelu(c.dense(h, p[12], p[13])), p[14], p[15]))
 }
 
-// trunk returns the final hidden states [B·T, D] for ids [B, T], packed when pk is not nil.
+// trunk returns the final hidden states [B·T, D] for ids [B, T], packed when pk is not nil; when pk
+// lists read positions, only theirs: [B·K, D]. Earlier blocks compute every position, because the
+// last block's keys and values need them all; the last block's queries, MLP and the head need only
+// the positions the loss reads (about a third of an episode's tokens are the policy's).
 func trunk(c arch, w weights, ids *Node, pk *packedRows) *Node {
 	B, T := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
 	x := embed(c, w, ids, pk)
@@ -245,13 +281,18 @@ func trunk(c arch, w weights, ids *Node, pk *packedRows) *Node {
 	if pk != nil {
 		bias = packedBias(c, pk.seg)
 	}
-	for _, p := range w.layers {
-		x = block(c, p, x, B, T, bias)
+	last := len(w.layers) - 1
+	for i, p := range w.layers {
+		if i == last && pk != nil && pk.read != nil {
+			x = block(c, p, x, B, T, readBias(c, pk.seg, pk.read), pk.read)
+			break
+		}
+		x = block(c, p, x, B, T, bias, nil)
 	}
 	return layerNorm(x, w.lnfG, w.lnfB)
 }
 
-// logitsGraph is the policy's forward pass: ids [B, T] → logits [B·T, V].
+// logitsGraph is the policy's forward pass: ids [B, T] → logits [B·T, V] (or [B·K, V], see trunk).
 func logitsGraph(c arch, w weights, ids *Node, pk *packedRows) *Node {
 	return c.dense(trunk(c, w, ids, pk), w.headW, w.headB)
 }

@@ -32,9 +32,10 @@ const (
 // perToken reshapes a [B·T] node to [B, T].
 func perToken(x *Node, B, T int) *Node { return Reshape(x, B, T) }
 
-// policyLogProbs returns the logits [B·T, V] and the log-probabilities of the targets [B, T].
+// policyLogProbs returns the logits [B·T, V] and the log-probabilities of the targets [B, T]; with
+// read positions (pk.read [B, K]), targets are those positions' and both have K columns instead of T.
 func policyLogProbs(c arch, w weights, ids, targets *Node, pk *packedRows) (logits, logp *Node) {
-	B, T := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
+	B, T := targets.Shape().Dimensions[0], targets.Shape().Dimensions[1]
 	logits = logitsGraph(c, w, ids, pk)
 	return logits, perToken(targetLogProbs(logits, Reshape(targets, B*T)), B, T)
 }
@@ -123,8 +124,9 @@ func adamUpdate(loss *Node, params, m, v []*Node, stepSize, invSqrtBC2, maxNorm 
 
 // buildPolicyUpdate: weights, m, v (3·P), ids, targets, mask, weight, oldLogp, adv [B, T], then the
 // scalars stepSize, invSqrtBC2, clipEps, maxNorm, and when packed the packed rows' pos and seg [B, T]
-// → new weights, m, v, loss, clipFrac, approxKL. weight holds each token's share in the aggregated
-// loss (token_mean or seq_mean_token_mean).
+// and read positions [B, K] → new weights, m, v, loss, clipFrac, approxKL. When packed, targets,
+// mask, weight, oldLogp and adv hold the read positions' values, [B, K]. weight holds each token's
+// share in the aggregated loss (token_mean or seq_mean_token_mean).
 func buildPolicyUpdate(cfg Config, kind string, packed bool) func([]*Node) []*Node {
 	c := arch{cfg, true}
 	P := len(policySpecs(cfg))
@@ -134,7 +136,7 @@ func buildPolicyUpdate(cfg Config, kind string, packed bool) func([]*Node) []*No
 		stepSize, invSqrtBC2, clipEps, maxNorm := rest[6], rest[7], rest[8], rest[9]
 		var pk *packedRows
 		if packed {
-			pk = &packedRows{pos: rest[10], seg: rest[11]}
+			pk = &packedRows{pos: rest[10], seg: rest[11], read: rest[12]}
 		}
 		_, logp := policyLogProbs(c, unpackWeights(c, params), ids, targets, pk)
 		perTok, clipFrac, approxKL := policyLoss(kind, logp, oldLogp, adv, mask, clipEps)
@@ -144,10 +146,11 @@ func buildPolicyUpdate(cfg Config, kind string, packed bool) func([]*Node) []*No
 	}
 }
 
-// valuesGraph is the critic's forward pass: ids [B, T] → values [B, T].
+// valuesGraph is the critic's forward pass: ids [B, T] → values [B, T] (or [B, K] at read positions).
 func valuesGraph(c arch, w weights, ids *Node, pk *packedRows) *Node {
-	B, T := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
-	return perToken(c.dense(trunk(c, w, ids, pk), w.headW, w.headB), B, T)
+	B := ids.Shape().Dimensions[0]
+	h := trunk(c, w, ids, pk)
+	return perToken(c.dense(h, w.headW, w.headB), B, h.Shape().Dimensions[0]/B)
 }
 
 // buildValues: critic weights, ids [B, T] → values [B, T].
@@ -173,7 +176,8 @@ func valueLoss(values, oldValues, returns, mask, clip *Node, clipped bool) *Node
 }
 
 // buildValueUpdate: critic weights, m, v, ids, oldValues, returns, mask [B, T], then stepSize,
-// invSqrtBC2, clip, and when packed the packed rows' pos and seg [B, T] → new weights, m, v, loss.
+// invSqrtBC2, clip, and when packed the packed rows' pos and seg [B, T] and read positions [B, K]
+// → new weights, m, v, loss. When packed, oldValues, returns and mask are [B, K] at the read positions.
 func buildValueUpdate(cfg Config, clipped, packed bool) func([]*Node) []*Node {
 	c := arch{cfg, true}
 	P := len(criticSpecs(cfg))
@@ -183,7 +187,7 @@ func buildValueUpdate(cfg Config, clipped, packed bool) func([]*Node) []*Node {
 		stepSize, invSqrtBC2, clip := rest[4], rest[5], rest[6]
 		var pk *packedRows
 		if packed {
-			pk = &packedRows{pos: rest[7], seg: rest[8]}
+			pk = &packedRows{pos: rest[7], seg: rest[8], read: rest[9]}
 		}
 		values := valuesGraph(c, unpackWeights(c, params), ids, pk)
 		loss := valueLoss(values, oldValues, returns, mask, clip, clipped)

@@ -237,22 +237,22 @@ func (m *Model) Update(b UpdateBatch, lc LossConfig) (UpdateStats, error) {
 	if lc.MaxGradNorm > 0 {
 		maxNorm = float32(lc.MaxGradNorm)
 	}
-	dims, extra, packed, err := packInputs(p, []*[]int32{&in, &targets},
-		[]*[]float32{&mask, &weight, &oldLogp, &adv}, mask, weight)
+	lay, err := packInputs(p, &in, []*[]int32{&targets}, []*[]float32{&mask, &weight, &oldLogp, &adv}, mask, weight)
 	if err != nil {
 		return UpdateStats{}, err
 	}
-	e, err := getExec(cfg, packedKind(kind, packed), buildPolicyUpdate(cfg, kind, packed))
+	e, err := getExec(cfg, packedKind(kind, lay.packed), buildPolicyUpdate(cfg, kind, lay.packed))
 	if err != nil {
 		return UpdateStats{}, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	stepSize, invSqrtBC2 := m.st.adamScalars(lc.LR)
-	args := append(m.st.trainArgs(), i32Tensor(in, dims...), i32Tensor(targets, dims...),
-		f32Tensor(mask, dims...), f32Tensor(weight, dims...), f32Tensor(oldLogp, dims...), f32Tensor(adv, dims...),
+	d := lay.perPos
+	args := append(m.st.trainArgs(), i32Tensor(in, lay.ids...), i32Tensor(targets, d...),
+		f32Tensor(mask, d...), f32Tensor(weight, d...), f32Tensor(oldLogp, d...), f32Tensor(adv, d...),
 		stepSize, invSqrtBC2, float32(lc.ClipEps), maxNorm)
-	out, err := run(e, kind, append(args, extra...))
+	out, err := run(e, kind, append(args, lay.extra...))
 	if err != nil {
 		return UpdateStats{}, err
 	}

@@ -16,6 +16,13 @@ import (
 // read at all is dropped. XLA keeps the padded layout: there, the padding costs little and a new
 // shape costs a compile.
 
+// The loss reads only some positions: the policy's tokens, about a sixth of a base-agent batch's
+// packed positions and under a third of an episode's. Every block but the last must compute all
+// positions, since the last one's keys and values come from them, but the last block's queries,
+// attention rows, MLP and the output head are needed only where the loss reads. Packed updates
+// therefore gather those positions (K per packed row) before the last block and give the loss its
+// arrays at those positions only: a base-agent update takes 0.77 s instead of 0.96 s.
+
 // Packed rows keep the batch's bucketed length: longer rows would take fewer positions, but attention
 // costs grow with the row length (a GRPO batch with little padding took 0.99 s as 64 rows of 96 and
 // 1.30 s as 32 rows of 192).
@@ -109,27 +116,98 @@ func (pk packing) layout() (pos, seg []int32) {
 	return pos, seg
 }
 
-// packInputs, when updates pack (packUpdates), moves the per-position inputs of an update from
-// the padded layout of p into packed rows, keeping the positions where any of read is non-zero. It
-// rewrites ints and floats in place and returns the shape of the arrays, the extra graph inputs (pos
-// and seg) and whether it packed; elsewhere it returns p's padded shape and no extra inputs.
-func packInputs(p padded, ints []*[]int32, floats []*[]float32, read ...[]float32) (dims []int, extra []any, packed bool, err error) {
+// readBucket rounds the number of read positions per packed row up, for few shapes.
+const readBucket = 8
+
+// readPositions lists, for each packed row, the positions where any of read ([R·C], packed) is
+// non-zero, as flat indices into the R·C positions, in K slots per row: K is the largest count rounded
+// up to readBucket (at most C). pick holds the same indices with −1 in unused slots; idx repeats the
+// row's first position there, so that every index is valid.
+func (pk packing) readPositions(read ...[]float32) (idx, pick []int32, K int) {
+	counts := make([]int, pk.R)
+	isRead := func(i int) bool {
+		for _, x := range read {
+			if x[i] != 0 {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range pk.R * pk.C {
+		if isRead(i) {
+			counts[i/pk.C]++
+		}
+	}
+	K = min(pk.C, max(1, (slices.Max(counts)+readBucket-1)/readBucket*readBucket))
+	idx, pick = make([]int32, pk.R*K), make([]int32, pk.R*K)
+	for r := range pk.R {
+		slot := r * K
+		for i := r * pk.C; i < (r+1)*pk.C; i++ {
+			if isRead(i) {
+				idx[slot], pick[slot] = int32(i), int32(i)
+				slot++
+			}
+		}
+		for ; slot < (r+1)*K; slot++ {
+			idx[slot], pick[slot] = int32(r*pk.C), -1
+		}
+	}
+	return idx, pick, K
+}
+
+// pickAt returns x at the indices of pick (zero where pick is −1).
+func pickAt[T int32 | float32](pick []int32, x []T) []T {
+	out := make([]T, len(pick))
+	for i, j := range pick {
+		if j >= 0 {
+			out[i] = x[j]
+		}
+	}
+	return out
+}
+
+// updateLayout says how an update's arrays reach its graph: the shape of the token ids, the shape of
+// the per-position arrays, and the extra inputs of packed graphs (pos, seg and read positions).
+type updateLayout struct {
+	ids, perPos []int
+	extra       []any
+	packed      bool
+}
+
+// packInputs, when updates pack (packUpdates), moves the token ids of an update from the padded
+// layout of p into packed rows, keeping the positions where any of read is non-zero, and keeps of the
+// per-position arrays (ints and floats) only the positions where any of read is non-zero, K per
+// packed row. It rewrites ids, ints and floats in place. Elsewhere it leaves them alone and
+// returns p's padded shape for both.
+func packInputs(p padded, ids *[]int32, ints []*[]int32, floats []*[]float32, read ...[]float32) (updateLayout, error) {
 	if !packUpdates() {
-		return []int{p.Bp, p.Tp}, nil, false, nil
+		dims := []int{p.Bp, p.Tp}
+		return updateLayout{ids: dims, perPos: dims}, nil
 	}
 	pk, err := packRows(readLengths(p, read...), p.Tp)
 	if err != nil {
-		return nil, nil, false, err
+		return updateLayout{}, err
 	}
+	*ids = repack(pk, p, *ids)
+	packedRead := make([][]float32, len(read))
+	for i, x := range read {
+		packedRead[i] = repack(pk, p, x)
+	}
+	idx, pick, K := pk.readPositions(packedRead...)
 	for _, x := range ints {
-		*x = repack(pk, p, *x)
+		*x = pickAt(pick, repack(pk, p, *x))
 	}
 	for _, x := range floats {
-		*x = repack(pk, p, *x)
+		*x = pickAt(pick, repack(pk, p, *x))
 	}
-	dims = []int{pk.R, pk.C}
+	dims := []int{pk.R, pk.C}
 	pos, seg := pk.layout()
-	return dims, []any{i32Tensor(pos, dims...), i32Tensor(seg, dims...)}, true, nil
+	return updateLayout{
+		ids:    dims,
+		perPos: []int{pk.R, K},
+		extra:  []any{i32Tensor(pos, dims...), i32Tensor(seg, dims...), i32Tensor(idx, pk.R, K)},
+		packed: true,
+	}, nil
 }
 
 // packedKind names the executor of a packed graph of the given kind.
@@ -149,7 +227,7 @@ func Numerics() (string, error) {
 		return "", err
 	}
 	if packUpdates() {
-		return b.Name() + "/packed-updates", nil
+		return b.Name() + "/packed-updates/read-queries", nil
 	}
 	return b.Name(), nil
 }

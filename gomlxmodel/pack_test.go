@@ -186,3 +186,51 @@ func TestPackedCriticUpdateMatchesPadded(t *testing.T) {
 		}
 	}
 }
+
+func TestReadPositions(t *testing.T) {
+	pk := packing{R: 2, C: 4}
+	for _, tc := range []struct {
+		name string
+		read [][]float32
+		// slots per row in the table below, the read positions of each row (−1: unused slot), and K
+		n     int
+		picks []int32
+		K     int
+	}{
+		{"one array", [][]float32{{0, 1, 0, 1, 1, 0, 0, 0}}, 2, []int32{1, 3, 4, -1}, 4},
+		{"union of arrays", [][]float32{{1, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 2, 0, 0, 0, 0, 3}}, 2, []int32{0, 2, 7, -1}, 4},
+		{"nothing read", [][]float32{{0, 0, 0, 0, 0, 0, 0, 0}}, 1, []int32{-1, -1}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			idx, pick, K := pk.readPositions(tc.read...)
+			if K != tc.K {
+				t.Fatalf("K = %d, want %d", K, tc.K)
+			}
+			for r := range pk.R {
+				for s := range K {
+					wantPick := int32(-1)
+					if s < tc.n {
+						wantPick = tc.picks[r*tc.n+s]
+					}
+					wantIdx := wantPick
+					if wantPick < 0 {
+						wantIdx = int32(r * pk.C) // unused slots repeat the row's first position
+					}
+					if idx[r*K+s] != wantIdx || pick[r*K+s] != wantPick {
+						t.Errorf("row %d slot %d: index %d pick %d, want %d and %d", r, s, idx[r*K+s], pick[r*K+s], wantIdx, wantPick)
+					}
+				}
+			}
+			x := []float32{10, 11, 12, 13, 14, 15, 16, 17}
+			for i, v := range pickAt(pick, x) {
+				want := float32(0)
+				if pick[i] >= 0 {
+					want = x[pick[i]]
+				}
+				if v != want {
+					t.Errorf("pickAt slot %d = %g, want %g", i, v, want)
+				}
+			}
+		})
+	}
+}
