@@ -2,6 +2,7 @@ package gomlxmodel
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -52,7 +53,7 @@ func run(e *graph.Exec, kind string, args []any) ([]*tensors.Tensor, error) {
 	start := time.Now()
 	out, err := e.Exec(args...)
 	if first {
-		compiles.add(time.Since(start))
+		compiles.add(kind, time.Since(start))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("gomlxmodel: %s: %w", kind, err)
@@ -62,13 +63,12 @@ func run(e *graph.Exec, kind string, args []any) ([]*tensors.Tensor, error) {
 
 // compileLog remembers the argument shapes each executor has run with.
 type compileLog struct {
-	mu    sync.Mutex
-	seen  map[string]bool
-	count int
-	total time.Duration
+	mu     sync.Mutex
+	seen   map[string]bool
+	byKind map[string]CompileStat
 }
 
-var compiles = compileLog{seen: map[string]bool{}}
+var compiles = compileLog{seen: map[string]bool{}, byKind: map[string]CompileStat{}}
 
 func (c *compileLog) firstCall(e *graph.Exec, args []any) bool {
 	var sig strings.Builder
@@ -87,20 +87,40 @@ func (c *compileLog) firstCall(e *graph.Exec, args []any) bool {
 	return true
 }
 
-func (c *compileLog) add(d time.Duration) {
+func (c *compileLog) add(kind string, d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.count++
-	c.total += d
+	st := c.byKind[kind]
+	st.Graphs++
+	st.Total += d
+	c.byKind[kind] = st
 }
 
-// CompileStats reports the process's graph compilations so far: how many executions met a new
-// executor and argument shape (GoMLX compiles on such a call) and their total wall time, which
-// includes that one execution of the compiled graph.
+// CompileStat counts graph compilations: executions that met a new executor and argument shape
+// (GoMLX compiles on such a call), and their total wall time, which includes that one execution of
+// the compiled graph.
+type CompileStat struct {
+	Graphs int
+	Total  time.Duration
+}
+
+// CompileStats reports the process's graph compilations so far.
 func CompileStats() (graphs int, total time.Duration) {
 	compiles.mu.Lock()
 	defer compiles.mu.Unlock()
-	return compiles.count, compiles.total
+	for _, st := range compiles.byKind {
+		graphs += st.Graphs
+		total += st.Total
+	}
+	return graphs, total
+}
+
+// CompileStatsByKind reports the process's graph compilations so far per graph kind (such as
+// "decode", "decode_rows" or "update_ppo").
+func CompileStatsByKind() map[string]CompileStat {
+	compiles.mu.Lock()
+	defer compiles.mu.Unlock()
+	return maps.Clone(compiles.byKind)
 }
 
 // floats copies a float32 tensor to the host and frees it.

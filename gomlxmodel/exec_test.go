@@ -12,10 +12,14 @@ func TestCompileStats(t *testing.T) {
 	m := mustNew(t, cfg, 1)
 	ids := randomIDs(rand.New(rand.NewPCG(1, 2)), 3*7, cfg.Vocab)
 	n0, d0 := CompileStats()
+	k0 := CompileStatsByKind()[kindLogits]
 	if _, err := m.Logits(ids, 3, 7); err != nil {
 		t.Fatal(err)
 	}
 	n1, d1 := CompileStats()
+	if k1 := CompileStatsByKind()[kindLogits]; k1.Graphs != k0.Graphs+1 || k1.Total <= k0.Total {
+		t.Errorf("first call on a new shape: %q compilations %+v → %+v", kindLogits, k0, k1)
+	}
 	if _, err := m.Logits(ids, 3, 7); err != nil {
 		t.Fatal(err)
 	}

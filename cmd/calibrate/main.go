@@ -14,8 +14,11 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentrl-go/agentrl/agentrl"
@@ -116,10 +119,15 @@ func run(fresh bool, baseCfg agentrl.BaseConfig, cfg agentrl.RLConfig) error {
 	return nil
 }
 
-// compiled reports the graph compilations of the process so far.
+// compiled reports the graph compilations of the process so far, in all and per graph kind.
 func compiled() string {
 	n, d := gomlxmodel.CompileStats()
-	return fmt.Sprintf("%d graph compilations so far, %.1fs with their first run", n, d.Seconds())
+	byKind := gomlxmodel.CompileStatsByKind()
+	var kinds []string
+	for _, k := range slices.Sorted(maps.Keys(byKind)) {
+		kinds = append(kinds, fmt.Sprintf("%s %d/%.1fs", k, byKind[k].Graphs, byKind[k].Total.Seconds()))
+	}
+	return fmt.Sprintf("%d graph compilations so far, %.1fs with their first run (%s)", n, d.Seconds(), strings.Join(kinds, ", "))
 }
 
 func withWrongSubmit(cfg agentrl.RLConfig, r float64) agentrl.RLConfig {
