@@ -257,11 +257,18 @@ func block(c arch, p []*Node, x *Node, B, T int, bias, read *Node) *Node {
 	q := splitHeads(c, MulScalar(c.dense(hq, p[2], p[3]), 1/math.Sqrt(float64(dh))), B, Tq)
 	k := splitHeads(c, c.dense(h, p[4], p[5]), B, T)
 	v := splitHeads(c, c.dense(h, p[6], p[7]), B, T)
-	if bias == nil {
-		bias = causalBias(x.Graph(), B*c.Heads, T)
+	var att *Node
+	switch {
+	case bias != nil && read == nil && c.grad && T%attentionChunk == 0 && T > attentionChunk:
+		att = blockCausalAttention(q, k, v, bias, attentionChunk) // packed rows in an update
+	default:
+		if bias == nil {
+			bias = causalBias(x.Graph(), B*c.Heads, T)
+		}
+		scores := Add(c.matmul(q, 2, k, 2, true), bias) // [B·H, Tq, T]
+		att = c.attention(scores, v)
 	}
-	scores := Add(c.matmul(q, 2, k, 2, true), bias) // [B·H, Tq, T]
-	att := mergeHeads(c, c.attention(scores, v), B, Tq)
+	att = mergeHeads(c, att, B, Tq)
 	if read != nil {
 		x = gatherRows(x, read)
 	}

@@ -219,15 +219,16 @@ func packedKind(kind string, packed bool) string {
 }
 
 // Numerics names what decides the bits of this package's results in this process: the backend and,
-// where updates pack their rows (which changes the order of floating-point sums), that layout.
-// Result caches key on it.
+// where updates pack their rows, how their graphs differ from the padded ones (each changes the order
+// of floating-point sums): packed rows, queries of the last block at read positions only, and
+// block-causal attention. Result caches key on it.
 func Numerics() (string, error) {
 	b, err := Backend()
 	if err != nil {
 		return "", err
 	}
 	if packUpdates() {
-		return b.Name() + "/packed-updates/read-queries", nil
+		return b.Name() + "/packed-updates/read-queries/block-causal", nil
 	}
 	return b.Name(), nil
 }

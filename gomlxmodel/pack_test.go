@@ -77,11 +77,12 @@ func raggedBatch(rng *rand.Rand, cfg Config, B, T int) UpdateBatch {
 	return b
 }
 
-// withPacking runs f with packing of updates forced on or off.
+// withPacking runs f with packing of updates forced on or off, and with attention chunks of 8
+// positions, so that the tests' short rows (32 positions) take the block-causal path.
 func withPacking(on bool, f func()) {
-	saved := packUpdates
-	packUpdates = func() bool { return on }
-	defer func() { packUpdates = saved }()
+	saved, savedChunk := packUpdates, attentionChunk
+	packUpdates, attentionChunk = func() bool { return on }, 8
+	defer func() { packUpdates, attentionChunk = saved, savedChunk }()
 	f()
 }
 
