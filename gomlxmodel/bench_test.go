@@ -2,6 +2,7 @@ package gomlxmodel
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -71,6 +72,14 @@ func BenchmarkUpdate(b *testing.B) {
 			b.Fatal(err)
 		}
 	})
+}
+
+// BenchmarkUpdateLockedThread is BenchmarkUpdate called from a goroutine locked to its OS thread, as
+// a GoNB cell's var initializers are (see execUnlocked); the two should take the same time.
+func BenchmarkUpdateLockedThread(b *testing.B) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	BenchmarkUpdate(b)
 }
 
 // BenchmarkDecodeStep: one KV-cache decode step for 64 rows, each with 127 cached tokens (the

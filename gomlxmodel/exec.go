@@ -51,7 +51,7 @@ func getExec(cfg Config, kind string, build func(inputs []*graph.Node) []*graph.
 func run(e *graph.Exec, kind string, args []any) ([]*tensors.Tensor, error) {
 	first := compiles.firstCall(e, args)
 	start := time.Now()
-	out, err := e.Exec(args...)
+	out, err := execUnlocked(e, args)
 	if first {
 		compiles.add(kind, time.Since(start))
 	}
@@ -59,6 +59,28 @@ func run(e *graph.Exec, kind string, args []any) ([]*tensors.Tensor, error) {
 		return nil, fmt.Errorf("gomlxmodel: %s: %w", kind, err)
 	}
 	return out, nil
+}
+
+// execUnlocked executes e on a goroutine of its own. The caller may be locked to its OS thread: Go
+// runs package initialization on the main goroutine locked to the main thread, and a GoNB cell
+// computes its var declarations there (a cell's `var base = must(agentrl.MakeRLBase(tok))` trains
+// the base agent during initialization). SimpleGo's executor, running on the calling goroutine,
+// synchronizes with its workers op by op, and from a locked goroutine every synchronization hands
+// the thread over: a base-agent step took 0.89 s in a var initializer and 0.68 s in main. A fresh
+// goroutine is never locked; the caller then waits once per execution.
+func execUnlocked(e *graph.Exec, args []any) (out []*tensors.Tensor, err error) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic while executing %s: %v", e.Name(), r)
+			}
+		}()
+		out, err = e.Exec(args...)
+	}()
+	<-done
+	return out, err
 }
 
 // compileLog remembers the argument shapes each executor has run with.
