@@ -32,11 +32,15 @@ import (
 //     still run in parallel and DotGeneral still splits its work. The split never changes the order
 //     of a sum (contractions are never split across workers), so results are bit-identical to
 //     "ops_sequential", which is 10-20% slower on 2 cores.
+//   - SimpleGo's executor synchronizes with its workers op by op from the calling goroutine, which is
+//     slow when that goroutine is locked to its OS thread, as GoNB's var initializers are; exec.go runs
+//     every execution on a goroutine of its own (execUnlocked).
 //   - The other hazards (no Pad/DynamicSlice/DynamicUpdateSlice, the O(N·in·out) gradient of
 //     DotGeneral, the double scaling of layers.MultiHeadAttention) are avoided by construction in
 //     the graph files: positions are gathered with Iota, KV caches are written on the host (kvcache.go),
 //     the gradients of Rsqrt and Clamp (undefined in v0.26) are avoided, and matrix products that are
-//     differentiated go through dot (layers.go) with hand-written gradients.
+//     differentiated go through dot (layers.go) with hand-written gradients, as does block-causal
+//     attention (chunked.go), whose slices SimpleGo could not differentiate.
 
 // DefaultBackendConfig is the backend configuration used when GOMLX_BACKEND is not set and no PJRT CPU
 // plugin is installed: the pure-Go backend with an unbounded worker pool (see the hazards above).

@@ -26,12 +26,12 @@ func blockCausalAttention(q, k, v, bias *Node, chunk int) *Node {
 	T := q.Shape().Dimensions[1]
 	n := T / chunk
 	rows := func(x *Node, from, to int) *Node { return Slice(x, AxisRange(), AxisRange(from, to)) }
-	type block struct{ q, k, v, p, o *Node } // per query chunk: its inputs, probabilities and output
-	blocks := make([]block, n)
+	type queryChunk struct{ q, k, v, p, o *Node } // its queries, visible keys and values, probabilities, output
+	chunks := make([]queryChunk, n)
 	qs, ks, vs := StopGradient(q), StopGradient(k), StopGradient(v)
 	outs := make([]*Node, n)
-	for i := range blocks {
-		b := &blocks[i]
+	for i := range chunks {
+		b := &chunks[i]
 		lo, hi := i*chunk, (i+1)*chunk
 		b.q, b.k, b.v = rows(qs, lo, hi), rows(ks, 0, hi), rows(vs, 0, hi)
 		s := Add(DotGeneral(b.q, []int{2}, []int{0}, b.k, []int{2}, []int{0}),
@@ -51,7 +51,7 @@ func blockCausalAttention(q, k, v, bias *Node, chunk int) *Node {
 		dQs := make([]*Node, n)
 		dKs := make([][]*Node, n) // dKs[j]: contributions to key chunk j
 		dVs := make([][]*Node, n)
-		for i, b := range blocks {
+		for i, b := range chunks {
 			hi := (i + 1) * chunk
 			dOi := rows(dO, i*chunk, hi)
 			dV := DotGeneral(b.p, []int{1}, []int{0}, dOi, []int{1}, []int{0}) // Pᵀ·dO [Bt, hi, dh]
@@ -66,14 +66,14 @@ func blockCausalAttention(q, k, v, bias *Node, chunk int) *Node {
 			}
 		}
 		sumChunks := func(parts [][]*Node) *Node {
-			chunks := make([]*Node, n)
+			sums := make([]*Node, n)
 			for j, p := range parts {
-				chunks[j] = p[0]
+				sums[j] = p[0]
 				for _, x := range p[1:] {
-					chunks[j] = Add(chunks[j], x)
+					sums[j] = Add(sums[j], x)
 				}
 			}
-			return Concatenate(chunks, 1)
+			return Concatenate(sums, 1)
 		}
 		dQ, dK, dV = Concatenate(dQs, 1), sumChunks(dKs), sumChunks(dVs)
 	}

@@ -258,10 +258,9 @@ func block(c arch, p []*Node, x *Node, B, T int, bias, read *Node) *Node {
 	k := splitHeads(c, c.dense(h, p[4], p[5]), B, T)
 	v := splitHeads(c, c.dense(h, p[6], p[7]), B, T)
 	var att *Node
-	switch {
-	case bias != nil && read == nil && c.grad && T%attentionChunk == 0 && T > attentionChunk:
+	if bias != nil && read == nil && c.grad && T%attentionChunk == 0 && T > attentionChunk {
 		att = blockCausalAttention(q, k, v, bias, attentionChunk) // packed rows in an update
-	default:
+	} else {
 		if bias == nil {
 			bias = causalBias(x.Graph(), B*c.Heads, T)
 		}
