@@ -124,31 +124,22 @@ const readBucket = 8
 // up to readBucket (at most C). pick holds the same indices with −1 in unused slots; idx repeats the
 // row's first position there, so that every index is valid.
 func (pk packing) readPositions(read ...[]float32) (idx, pick []int32, K int) {
-	counts := make([]int, pk.R)
-	isRead := func(i int) bool {
-		for _, x := range read {
-			if x[i] != 0 {
-				return true
-			}
-		}
-		return false
-	}
+	rows := make([][]int32, pk.R) // read positions of each packed row
 	for i := range pk.R * pk.C {
-		if isRead(i) {
-			counts[i/pk.C]++
+		if slices.ContainsFunc(read, func(x []float32) bool { return x[i] != 0 }) {
+			rows[i/pk.C] = append(rows[i/pk.C], int32(i))
 		}
 	}
-	K = min(pk.C, max(1, (slices.Max(counts)+readBucket-1)/readBucket*readBucket))
+	most := 0
+	for _, r := range rows {
+		most = max(most, len(r))
+	}
+	K = min(pk.C, max(1, (most+readBucket-1)/readBucket*readBucket))
 	idx, pick = make([]int32, pk.R*K), make([]int32, pk.R*K)
-	for r := range pk.R {
-		slot := r * K
-		for i := r * pk.C; i < (r+1)*pk.C; i++ {
-			if isRead(i) {
-				idx[slot], pick[slot] = int32(i), int32(i)
-				slot++
-			}
-		}
-		for ; slot < (r+1)*K; slot++ {
+	for r, positions := range rows {
+		copy(idx[r*K:], positions)
+		copy(pick[r*K:], positions)
+		for slot := r*K + len(positions); slot < (r+1)*K; slot++ {
 			idx[slot], pick[slot] = int32(r*pk.C), -1
 		}
 	}
