@@ -177,7 +177,7 @@ func TrainBase(tasks []Task, tok *Tokenizer, c BaseConfig) (*gomlxmodel.Model, e
 	}
 	rng := NewRNG(c.Seed + 1)
 	loss := gomlxmodel.LossConfig{Kind: "reinforce", Aggregation: TokenMean, LR: c.LR, MaxGradNorm: 1}
-	prog := newProgress("base agent", c.Steps)
+	prog := NewProgress("base agent", c.Steps)
 	for step := range c.Steps {
 		idx := make([]int, c.BatchSize)
 		for i := range idx {
@@ -191,7 +191,7 @@ func TrainBase(tasks []Task, tok *Tokenizer, c BaseConfig) (*gomlxmodel.Model, e
 		if err != nil {
 			return nil, fmt.Errorf("base agent step %d: %w", step, err)
 		}
-		prog.done(step, fmt.Sprintf("cross-entropy %.3f", stats.Loss))
+		prog.Done(step, fmt.Sprintf("cross-entropy %.3f", stats.Loss))
 	}
 	return model, nil
 }

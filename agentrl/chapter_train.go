@@ -4,6 +4,7 @@ package agentrl
 // verbatim; notebooks/drift_test.go fails if a notebook's copy and this file drift apart.
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -160,6 +161,57 @@ func EvaluateContext(model *gomlxmodel.Model, tasks []Task, tok *Tokenizer, keep
 		return Stats{}, err
 	}
 	return BehaviorStats(trajs), nil
+}
+
+// TrainContext is train_context: steps GRPO steps on a copy of base, sampling with ContextRolloutBatch so that
+// every call sees the last keepObs observations, and training on the per-call samples. Each call carries the
+// group advantage of its episode. The run's generator is seeded with cfg.Seed.
+func TrainContext(base *gomlxmodel.Model, tasks []Task, tok *Tokenizer, keepObs int, cfg RLConfig, steps int) (*gomlxmodel.Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if len(tasks) < cfg.PromptsPerStep {
+		return nil, fmt.Errorf("train_context: %d tasks, want at least PromptsPerStep = %d", len(tasks), cfg.PromptsPerStep)
+	}
+	policy, err := base.Clone()
+	if err != nil {
+		return nil, err
+	}
+	rng, prog := NewRNG(cfg.Seed), NewProgress("train_context", steps)
+	for step := range steps {
+		order := rng.Perm(len(tasks))[:cfg.PromptsPerStep]
+		names := NewRNG(rng.Uint64())
+		var batchTasks []Task
+		var envs []Env
+		for _, i := range order {
+			for range cfg.GroupSize {
+				env, err := MakeEnv(cfg)
+				if err != nil {
+					return nil, err
+				}
+				batchTasks, envs = append(batchTasks, RandomizeNames(tasks[i], names)), append(envs, env)
+			}
+		}
+		trajs, samples, err := ContextRolloutBatch(policy, envs, batchTasks, tok, keepObs, cfg.MaxTurns, cfg.Temperature, rng)
+		if err != nil {
+			return nil, fmt.Errorf("train_context step %d: %w", step, err)
+		}
+		rewards := make([]float32, len(trajs))
+		for b, t := range trajs {
+			rewards[b] = float32(t.Reward)
+		}
+		episodeAdv := ComputeAdvantages(rewards, cfg.GroupSize) // [E]
+		calls, adv := make([]Trajectory, len(samples)), make([]float32, len(samples))
+		for i, s := range samples {
+			calls[i], adv[i] = s.Sample, episodeAdv[s.Episode]
+		}
+		batch := Collate(calls, tok.PadID)
+		if _, err := RLUpdate(policy, batch, BroadcastAdvantages(adv, batch.Mask()), cfg, rng); err != nil {
+			return nil, fmt.Errorf("train_context step %d: %w", step, err)
+		}
+		prog.Done(step, fmt.Sprintf("pass %.2f", BehaviorStats(trajs).PassRate))
+	}
+	return policy, nil
 }
 
 func hasPrefix(s, prefix []int32) bool {

@@ -23,7 +23,7 @@ func TrainRL(policy *gomlxmodel.Model, tasks []Task, tok *Tokenizer, cfg RLConfi
 		return nil, err
 	}
 	rng := NewRNG(cfg.Seed)
-	prog := newProgress("train_rl", steps)
+	prog := NewProgress("train_rl", steps)
 	history := make([]StepStats, 0, steps)
 	for step := range steps {
 		t0 := time.Now()
@@ -39,7 +39,7 @@ func TrainRL(policy *gomlxmodel.Model, tasks []Task, tok *Tokenizer, cfg RLConfi
 		}
 		s := BehaviorStats(trajs)
 		history = append(history, StepStats{Step: step, Stats: s})
-		prog.done(step, fmt.Sprintf("pass %.2f reward %+.2f turns %.2f | sample %.1fs update %.1fs",
+		prog.Done(step, fmt.Sprintf("pass %.2f reward %+.2f turns %.2f | sample %.1fs update %.1fs",
 			s.PassRate, s.Reward, s.Turns, t1.Sub(t0).Seconds(), time.Since(t1).Seconds()))
 	}
 	return history, nil

@@ -19,8 +19,9 @@ func defaultProgressOutput() io.Writer {
 	return os.Stderr
 }
 
-// progress reports "name: step i/n, elapsed, remaining" at most every interval, and always at the end.
-type progress struct {
+// Progress reports "name: step i/n, elapsed, remaining" on ProgressOutput at most every 15 seconds, and always
+// at the end.
+type Progress struct {
 	name     string
 	n        int
 	start    time.Time
@@ -28,13 +29,14 @@ type progress struct {
 	interval time.Duration
 }
 
-func newProgress(name string, n int) *progress {
+// NewProgress starts the progress of a run of n steps.
+func NewProgress(name string, n int) *Progress {
 	now := time.Now()
-	return &progress{name: name, n: n, start: now, last: now, interval: 15 * time.Second}
+	return &Progress{name: name, n: n, start: now, last: now, interval: 15 * time.Second}
 }
 
-// done records that step i (0-based) finished, with an optional detail.
-func (p *progress) done(i int, detail string) {
+// Done records that step i (0-based) finished, with an optional detail.
+func (p *Progress) Done(i int, detail string) {
 	now := time.Now()
 	if i+1 < p.n && now.Sub(p.last) < p.interval {
 		return

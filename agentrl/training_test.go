@@ -430,3 +430,49 @@ func TestRunCodecWithCritic(t *testing.T) {
 		t.Fatal("run with critic does not round-trip")
 	}
 }
+
+func TestTrainContext(t *testing.T) {
+	tok, train := testSetup(t)
+	base := tinyPolicy(t, tok)
+	cfg := DefaultRLConfig()
+	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns = 2, 4, 3
+	baseFP, err := Fingerprint(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := cfg
+	bad.GroupSize = 0
+	for _, tc := range []struct {
+		name  string
+		tasks []Task
+		cfg   RLConfig
+	}{
+		{"fewer tasks than prompts per step", train[:1], cfg},
+		{"invalid config", train, bad},
+	} {
+		if _, err := TrainContext(base, tc.tasks, tok, 1, tc.cfg, 2); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+	}
+	fingerprint := func(keepObs int) string {
+		p, err := TrainContext(base, train, tok, keepObs, cfg, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fp, err := Fingerprint(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fp
+	}
+	masked := fingerprint(1)
+	if again := fingerprint(1); again != masked {
+		t.Errorf("two runs from the same seed differ: %s, %s", masked, again)
+	}
+	if masked == baseFP {
+		t.Error("training did not change the policy")
+	}
+	if after, _ := Fingerprint(base); after != baseFP {
+		t.Error("TrainContext changed its base")
+	}
+}
