@@ -96,9 +96,7 @@ func run(seeds []uint64) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("backend %s | RL seeds %v | store %s\n\n", backend.Name(), seeds, store.Dir())
-	fmt.Printf("%-4s | %-54s | %-44s | %-30s\n", "seed", "default: held-out pass tests, malformed/turn 0-4 → 35-39",
-		"3-turn arm: pass reads tests turns", "checks")
+	fmt.Printf("backend %s | base agent %s | RL seeds %v\n", backend.Name(), agentrl.BaseKey(tok, agentrl.DefaultBaseConfig()), seeds)
 	holds := make([]int, len(checks))
 	for _, seed := range seeds {
 		o, err := runSeed(store, base, tok, seed)
@@ -113,10 +111,16 @@ func run(seeds []uint64) error {
 			}
 			marks = append(marks, c.id+mark)
 		}
-		d, t := o.defaultHeld, o.turns3
-		fmt.Printf("%4d | pass %.3f tests %.2f, malformed %.4f → %.4f (×%.1f) | pass %.3f reads %.2f tests %.2f turns %.2f | %s\n",
-			seed, d.PassRate, d.Tests, o.invalidStart, o.invalidEnd, o.invalidEnd/o.invalidStart,
-			t.PassRate, t.Reads, t.Tests, t.Turns, strings.Join(marks, " "))
+		d, t, m := o.defaultHeld, o.turns3, o.maskedOwn
+		fmt.Printf("\nseed %d\n", seed)
+		fmt.Printf("  default       held-out pass %.3f tests %.2f | malformed per turn %.4f → %.4f (×%.1f) | single-turn pass %.3f\n",
+			d.PassRate, d.Tests, o.invalidStart, o.invalidEnd, o.invalidEnd/o.invalidStart, o.singleTurn.PassRate)
+		fmt.Printf("  max_turns 3   held-out pass %.3f reads %.2f tests %.2f turns %.2f\n", t.PassRate, t.Reads, t.Tests, t.Turns)
+		fmt.Printf("  full policy   tests %.2f, masked %.2f | pass %.3f, masked %.3f\n",
+			o.fullCtx.Tests, o.fullMasked.Tests, o.fullCtx.PassRate, o.fullMasked.PassRate)
+		fmt.Printf("  keep_obs=1    pass %.3f (turns %.2f); full context %.3f (turns %.2f); no observations %.3f\n",
+			m.PassRate, m.Turns, o.maskedFull.PassRate, o.maskedFull.Turns, o.mask0.PassRate)
+		fmt.Printf("  checks        %s\n", strings.Join(marks, " "))
 	}
 	fmt.Println()
 	for i, c := range checks {
