@@ -193,6 +193,9 @@ func TrainBase(tasks []Task, tok *Tokenizer, c BaseConfig) (*gomlxmodel.Model, e
 		}
 		prog.Done(step, fmt.Sprintf("cross-entropy %.3f", stats.Loss))
 	}
+	// The base agent is its weights, as the book's rl_base is a network loaded from earlier chapters: every
+	// training run that starts from it starts a fresh Adam, not the moments of this supervised schedule.
+	model.ResetOptimizer()
 	return model, nil
 }
 

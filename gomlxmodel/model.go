@@ -53,6 +53,15 @@ func (m *Model) Clone() (*Model, error) {
 	return &Model{st: st}, nil
 }
 
+// ResetOptimizer zeroes the Adam moments and the step count, keeping the weights: the model then trains as a
+// new torch.optim.Adam over its parameters would, which is how every training run of the chapter starts from
+// the RL base agent (copy.deepcopy(rl_base), then a fresh Adam).
+func (m *Model) ResetOptimizer() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.st.resetOptimizer()
+}
+
 // Logits is model(ids): for ids [B·T] it returns logits [B·T·V].
 func (m *Model) Logits(ids []int32, B, T int) ([]float32, error) {
 	cfg := m.st.cfg

@@ -153,3 +153,40 @@ func TestDeterminism(t *testing.T) {
 		t.Fatalf("child process digest differs from %s:\n%s", first, out)
 	}
 }
+
+// TestResetOptimizer: a model whose Adam state was reset trains exactly as a fresh model with the same weights,
+// and differently from the model that kept its state.
+func TestResetOptimizer(t *testing.T) {
+	cfg := tinyConfig()
+	rng := rand.New(rand.NewPCG(5, 6))
+	used := mustNew(t, cfg, 5)
+	for range 2 {
+		if _, err := used.Update(makeBatch(rng, cfg, 3, 9), testLoss); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reset, err := used.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reset.ResetOptimizer()
+	fresh := mustNew(t, cfg, 6) // zero moments; its weights are replaced by used's
+	if fresh.st.params, err = copyTensors(used.st.params); err != nil {
+		t.Fatal(err)
+	}
+	if reset.Steps() != 0 || !bytes.Equal(modelBytes(t, reset), modelBytes(t, fresh)) {
+		t.Fatal("reset model differs from a fresh model with the same weights")
+	}
+	next := makeBatch(rng, cfg, 3, 9)
+	for _, m := range []*Model{fresh, reset, used} {
+		if _, err := m.Update(next, testLoss); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(modelBytes(t, reset), modelBytes(t, fresh)) {
+		t.Error("reset and fresh models took different steps")
+	}
+	if bytes.Equal(modelBytes(t, used), modelBytes(t, fresh)) {
+		t.Error("the Adam state made no difference: the test cannot tell a reset from none")
+	}
+}

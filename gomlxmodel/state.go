@@ -56,6 +56,15 @@ func (s *netState) clone() (*netState, error) {
 	return c, nil
 }
 
+// resetOptimizer zeroes the Adam moments and the step count.
+func (s *netState) resetOptimizer() {
+	for i, sp := range s.specs {
+		s.m[i] = f32Tensor(make([]float32, sp.size()), sp.Dims...)
+		s.v[i] = f32Tensor(make([]float32, sp.size()), sp.Dims...)
+	}
+	s.step = 0
+}
+
 // paramArgs returns the weights as executor arguments.
 func (s *netState) paramArgs() []any {
 	args := make([]any, 0, len(s.params)+8)

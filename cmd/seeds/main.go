@@ -55,13 +55,15 @@ type outcome struct {
 	maskedFull, maskedOwn, mask0 agentrl.Stats // §12.4 keep_obs=1 policy under keep_obs=None, 1 and 0
 	singleTurn                   agentrl.Stats // §12.6 default policy on single-turn tasks
 	turns3                       agentrl.Stats // §12.3 max_turns 3 row
+	turns3Reward                 float64       // its batch reward, mean of steps 30-39
 }
 
 var checks = []check{
 	{"C12", "the free test habit survives: tests ≥ 0.40", func(o outcome) bool { return o.defaultHeld.Tests >= 0.40 }},
-	{"C15", "3-turn arm: blind guesser (turns 1.9–2.2, pass 0.20 ± 0.04) or reader", func(o outcome) bool {
+	{"C15", "3-turn arm: blind guesser (turns 1.9–2.2, pass 0.20 ± 0.04, reward 0.18 ± 0.05) or reader", func(o outcome) bool {
 		s := o.turns3
-		blind := s.Reads <= 0.05 && s.Edits >= 0.90 && s.Turns >= 1.9 && s.Turns <= 2.2 && math.Abs(s.PassRate-0.20) <= 0.04
+		blind := s.Reads <= 0.05 && s.Edits >= 0.90 && s.Turns >= 1.9 && s.Turns <= 2.2 && math.Abs(s.PassRate-0.20) <= 0.04 &&
+			math.Abs(o.turns3Reward-0.18) <= 0.05
 		return blind || (s.Reads >= 0.5 && s.PassRate <= 0.50)
 	}},
 	{"C19", "masking halves the full-context policy's tests, pass within 0.08", func(o outcome) bool {
@@ -115,7 +117,8 @@ func run(seeds []uint64) error {
 		fmt.Printf("\nseed %d\n", seed)
 		fmt.Printf("  default       held-out pass %.3f tests %.2f | malformed per turn %.4f → %.4f (×%.1f) | single-turn pass %.3f\n",
 			d.PassRate, d.Tests, o.invalidStart, o.invalidEnd, o.invalidEnd/o.invalidStart, o.singleTurn.PassRate)
-		fmt.Printf("  max_turns 3   held-out pass %.3f reads %.2f tests %.2f turns %.2f\n", t.PassRate, t.Reads, t.Tests, t.Turns)
+		fmt.Printf("  max_turns 3   held-out pass %.3f reads %.2f tests %.2f turns %.2f | batch reward, steps 30-39 %+.3f\n",
+			t.PassRate, t.Reads, t.Tests, t.Turns, o.turns3Reward)
 		fmt.Printf("  full policy   tests %.2f, masked %.2f | pass %.3f, masked %.3f\n",
 			o.fullCtx.Tests, o.fullMasked.Tests, o.fullCtx.PassRate, o.fullMasked.PassRate)
 		fmt.Printf("  keep_obs=1    pass %.3f (turns %.2f); full context %.3f (turns %.2f); no observations %.3f\n",
@@ -146,14 +149,8 @@ func runSeed(store *agentrl.Store, base *gomlxmodel.Model, tok *agentrl.Tokenize
 	if err != nil {
 		return o, err
 	}
-	invalid := func(from, to int) float64 {
-		sum := 0.0
-		for _, h := range def.History[from:to] {
-			sum += h.InvalidPerTurn
-		}
-		return sum / float64(to-from)
-	}
-	o.invalidStart, o.invalidEnd = invalid(0, 5), invalid(35, 40)
+	o.invalidStart = mean(def.History[0:5], func(s agentrl.Stats) float64 { return s.InvalidPerTurn })
+	o.invalidEnd = mean(def.History[35:40], func(s agentrl.Stats) float64 { return s.InvalidPerTurn })
 	heldOut := func(p *gomlxmodel.Model, tasks []agentrl.Task, c agentrl.RLConfig, f agentrl.EnvFactory) (agentrl.Stats, error) {
 		return agentrl.Evaluate(p, tasks, tok, 16, agentrl.NewRNG(7), c, f)
 	}
@@ -184,6 +181,7 @@ func runSeed(store *agentrl.Store, base *gomlxmodel.Model, tok *agentrl.Tokenize
 	if o.turns3, err = heldOut(arm.Policy, heldout, short, nil); err != nil {
 		return o, err
 	}
+	o.turns3Reward = mean(arm.History[30:40], func(s agentrl.Stats) float64 { return s.Reward })
 
 	fp, err := agentrl.Fingerprint(base)
 	if err != nil {
@@ -207,4 +205,13 @@ func runSeed(store *agentrl.Store, base *gomlxmodel.Model, tok *agentrl.Tokenize
 		}
 	}
 	return o, nil
+}
+
+// mean is the mean of f over a stretch of a training history.
+func mean(h []agentrl.StepStats, f func(agentrl.Stats) float64) float64 {
+	sum := 0.0
+	for _, s := range h {
+		sum += f(s.Stats)
+	}
+	return sum / float64(len(h))
 }
