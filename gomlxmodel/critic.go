@@ -57,6 +57,14 @@ func (c *Critic) Clone() (*Critic, error) {
 	return &Critic{st: st}, nil
 }
 
+// ResetOptimizer zeroes the Adam moments and the step count, keeping the weights, as a new torch.optim.Adam
+// over the critic's parameters would start.
+func (c *Critic) ResetOptimizer() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.st.resetOptimizer()
+}
+
 // Values is arl.critic_values: for ids [B·T] it returns [B·(T-1)], where index j is the value of
 // the state before token j+1 (the critic's output at position j).
 func (c *Critic) Values(ids []int32, B, T int) ([]float32, error) {

@@ -77,3 +77,63 @@ func TestCritic(t *testing.T) {
 		t.Error("zero learning rate: no error")
 	}
 }
+
+// TestCriticResetOptimizer: after ResetOptimizer a critic takes the step of a fresh critic with its weights.
+func TestCriticResetOptimizer(t *testing.T) {
+	cfg := tinyConfig()
+	policy := mustNew(t, cfg, 8)
+	rng := rand.New(rand.NewPCG(8, 9))
+	B, T := 3, 8
+	ids := randomIDs(rng, B*T, cfg.Vocab)
+	returns, mask := make([]float32, B*(T-1)), make([]float32, B*(T-1))
+	for i := range returns {
+		returns[i], mask[i] = float32(rng.NormFloat64()), 1
+	}
+	step := func(c *Critic) {
+		t.Helper()
+		old, err := c.Values(ids, B, T)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Update(ids, B, T, old, returns, mask, 0, 1e-2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	used, err := NewCritic(policy, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step(used)
+	step(used)
+	reset, err := used.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reset.ResetOptimizer()
+	fresh, err := NewCritic(policy, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh.st.params, err = copyTensors(used.st.params); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*Critic{fresh, reset, used} {
+		step(c)
+	}
+	same := func(a, b *Critic) bool {
+		var x, y bytes.Buffer
+		if _, err := a.WriteTo(&x); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.WriteTo(&y); err != nil {
+			t.Fatal(err)
+		}
+		return bytes.Equal(x.Bytes(), y.Bytes())
+	}
+	if !same(reset, fresh) {
+		t.Error("reset and fresh critics took different steps")
+	}
+	if same(used, fresh) {
+		t.Error("the Adam state made no difference: the test cannot tell a reset from none")
+	}
+}
