@@ -459,6 +459,9 @@ func TestTrainContext(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if p.Steps() != base.Steps()+2 {
+			t.Errorf("policy took %d Adam steps in a 2-step run", p.Steps()-base.Steps())
+		}
 		fp, err := Fingerprint(p)
 		if err != nil {
 			t.Fatal(err)
@@ -468,9 +471,6 @@ func TestTrainContext(t *testing.T) {
 	masked := fingerprint(1)
 	if again := fingerprint(1); again != masked {
 		t.Errorf("two runs from the same seed differ: %s, %s", masked, again)
-	}
-	if masked == baseFP {
-		t.Error("training did not change the policy")
 	}
 	if after, _ := Fingerprint(base); after != baseFP {
 		t.Error("TrainContext changed its base")
