@@ -170,27 +170,19 @@ func TrainContext(base *gomlxmodel.Model, tasks []Task, tok *Tokenizer, keepObs 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if len(tasks) < cfg.PromptsPerStep {
-		return nil, fmt.Errorf("train_context: %d tasks, want at least PromptsPerStep = %d", len(tasks), cfg.PromptsPerStep)
-	}
 	policy, err := base.Clone()
 	if err != nil {
 		return nil, err
 	}
 	rng, prog := NewRNG(cfg.Seed), NewProgress("train_context", steps)
 	for step := range steps {
-		order := rng.Perm(len(tasks))[:cfg.PromptsPerStep]
-		names := NewRNG(rng.Uint64())
-		var batchTasks []Task
-		var envs []Env
-		for _, i := range order {
-			for range cfg.GroupSize {
-				env, err := MakeEnv(cfg)
-				if err != nil {
-					return nil, err
-				}
-				batchTasks, envs = append(batchTasks, RandomizeNames(tasks[i], names)), append(envs, env)
-			}
+		batchTasks, err := StepTasks(tasks, cfg, rng)
+		if err != nil {
+			return nil, fmt.Errorf("train_context: %w", err)
+		}
+		envs, err := MakeEnvs(EnvFactoryOf(cfg), len(batchTasks))
+		if err != nil {
+			return nil, err
 		}
 		trajs, samples, err := ContextRolloutBatch(policy, envs, batchTasks, tok, keepObs, cfg.MaxTurns, cfg.Temperature, rng)
 		if err != nil {

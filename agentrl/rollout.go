@@ -78,8 +78,8 @@ func anyActive(episodes []*Episode) bool {
 	return false
 }
 
-// makeEnvs calls factory n times.
-func makeEnvs(factory EnvFactory, n int) ([]Env, error) {
+// MakeEnvs returns n environments from factory.
+func MakeEnvs(factory EnvFactory, n int) ([]Env, error) {
 	envs := make([]Env, n)
 	for i := range envs {
 		env, err := factory()
@@ -107,7 +107,7 @@ func SampleGroups(model *gomlxmodel.Model, factory EnvFactory, tasks []Task, tok
 			batch = append(batch, t)
 		}
 	}
-	envs, err := makeEnvs(factory, len(batch))
+	envs, err := MakeEnvs(factory, len(batch))
 	if err != nil {
 		return nil, err
 	}
@@ -122,11 +122,26 @@ func SampleStep(model *gomlxmodel.Model, factory EnvFactory, tasks []Task, tok *
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
 	}
-	if len(tasks) < cfg.PromptsPerStep {
-		return nil, nil, fmt.Errorf("sample step: %d tasks, want at least PromptsPerStep = %d", len(tasks), cfg.PromptsPerStep)
+	batch, err := StepTasks(tasks, cfg, rng)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sample step: %w", err)
 	}
 	if factory == nil {
 		factory = EnvFactoryOf(cfg)
+	}
+	envs, err := MakeEnvs(factory, len(batch))
+	if err != nil {
+		return nil, nil, err
+	}
+	trajs, err := RolloutBatch(model, envs, batch, tok, cfg.MaxTurns, cfg.Temperature, rng)
+	return trajs, batch, err
+}
+
+// StepTasks draws the tasks of one training step: cfg.PromptsPerStep distinct tasks in an order drawn from rng,
+// each cfg.GroupSize times in a row, renamed with a generator seeded from rng.
+func StepTasks(tasks []Task, cfg RLConfig, rng *rand.Rand) ([]Task, error) {
+	if len(tasks) < cfg.PromptsPerStep {
+		return nil, fmt.Errorf("%d tasks, want at least PromptsPerStep = %d", len(tasks), cfg.PromptsPerStep)
 	}
 	order := rng.Perm(len(tasks))[:cfg.PromptsPerStep]
 	names := NewRNG(rng.Uint64())
@@ -136,12 +151,7 @@ func SampleStep(model *gomlxmodel.Model, factory EnvFactory, tasks []Task, tok *
 			batch = append(batch, RandomizeNames(tasks[i], names))
 		}
 	}
-	envs, err := makeEnvs(factory, len(batch))
-	if err != nil {
-		return nil, nil, err
-	}
-	trajs, err := RolloutBatch(model, envs, batch, tok, cfg.MaxTurns, cfg.Temperature, rng)
-	return trajs, batch, err
+	return batch, nil
 }
 
 // Evaluate is arl.evaluate: behavior statistics of n episodes per task, on tasks renamed with a generator seeded
@@ -161,7 +171,7 @@ func Evaluate(model *gomlxmodel.Model, tasks []Task, tok *Tokenizer, n int, rng 
 			batch = append(batch, RandomizeNames(t, names))
 		}
 	}
-	envs, err := makeEnvs(factory, len(batch))
+	envs, err := MakeEnvs(factory, len(batch))
 	if err != nil {
 		return Stats{}, err
 	}

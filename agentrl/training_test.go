@@ -183,7 +183,7 @@ func TestContextRolloutReproducesLockstep(t *testing.T) {
 	cfg := DefaultRLConfig()
 	tasks := []Task{train[0], train[0], train[1], train[2]}
 	envs := func() []Env {
-		envs, err := makeEnvs(EnvFactoryOf(cfg), len(tasks))
+		envs, err := MakeEnvs(EnvFactoryOf(cfg), len(tasks))
 		if err != nil {
 			t.Fatal(err)
 		}
