@@ -2,6 +2,7 @@ package agentrl
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -475,4 +476,101 @@ func TestTrainContext(t *testing.T) {
 	if after, _ := Fingerprint(base); after != baseFP {
 		t.Error("TrainContext changed its base")
 	}
+}
+
+// TestTrainCredit checks train_credit's input errors, that a seed gives one result, that it leaves its base and
+// critic untouched, and that the two schemes train differently.
+func TestTrainCredit(t *testing.T) {
+	tok, train := testSetup(t)
+	base := tinyPolicy(t, tok)
+	critic, err := gomlxmodel.NewCritic(base, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultRLConfig()
+	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns, cfg.Reward.StepPenalty = 2, 4, 3, 0.05
+	bad := cfg
+	bad.GroupSize = 0
+	for _, tc := range []struct {
+		name   string
+		tasks  []Task
+		cfg    RLConfig
+		scheme string
+	}{
+		{"unknown scheme", train, cfg, "episode"},
+		{"fewer tasks than prompts per step", train[:1], cfg, "token"},
+		{"invalid config", train, bad, "turn"},
+	} {
+		if _, err := TrainCredit(base, critic, tc.tasks, tok, tc.cfg, tc.scheme, 2, 0.95); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+	}
+	probe := []int32{1, 2, 3, 4, 5, 6, 7, 8}
+	values := func(c *gomlxmodel.Critic) string {
+		v, err := c.Values(probe, 1, len(probe))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(v)
+	}
+	baseFP, criticValues := fingerprintOf(t, base), values(critic)
+	train2 := func(scheme string) (string, string) {
+		run, err := TrainCredit(base, critic, train, tok, cfg, scheme, 2, 0.95)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(run.History) != 2 || run.Policy.Steps() != base.Steps()+2 {
+			t.Errorf("%s: %d history entries and %d Adam steps in a 2-step run", scheme, len(run.History), run.Policy.Steps()-base.Steps())
+		}
+		if values(run.Critic) == criticValues {
+			t.Errorf("%s: the critic did not train", scheme)
+		}
+		return fingerprintOf(t, run.Policy), values(run.Critic)
+	}
+	tokenFP, tokenCritic := train2("token")
+	if fp, v := train2("token"); fp != tokenFP || v != tokenCritic {
+		t.Error("two runs from the same seed differ")
+	}
+	if fp, _ := train2("turn"); fp == tokenFP {
+		t.Error("token-level and turn-level GAE trained the same policy")
+	}
+	if fingerprintOf(t, base) != baseFP || values(critic) != criticValues {
+		t.Error("TrainCredit changed its base or its critic")
+	}
+}
+
+// TestWarmCritic checks that the critic warm-up is deterministic and moves the critic.
+func TestWarmCritic(t *testing.T) {
+	tok, train := testSetup(t)
+	base := tinyPolicy(t, tok)
+	cfg := DefaultRLConfig()
+	cfg.MaxTurns, cfg.GroupSize, cfg.Reward.StepPenalty = 3, 2, 0.05
+	probe := []int32{1, 2, 3, 4, 5, 6, 7, 8}
+	values := func(c *gomlxmodel.Critic, err error) string {
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := c.Values(probe, 1, len(probe))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(v)
+	}
+	warm := values(WarmCritic(base, train[:2], tok, cfg))
+	if again := values(WarmCritic(base, train[:2], tok, cfg)); again != warm {
+		t.Errorf("two warm-ups differ: %s, %s", warm, again)
+	}
+	if fresh := values(gomlxmodel.NewCritic(base, 1)); fresh == warm {
+		t.Error("the warm-up did not move the critic")
+	}
+}
+
+// fingerprintOf is Fingerprint for tests.
+func fingerprintOf(t *testing.T, m *gomlxmodel.Model) string {
+	t.Helper()
+	fp, err := Fingerprint(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fp
 }

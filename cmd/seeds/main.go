@@ -6,9 +6,10 @@
 //	go run ./cmd/seeds               # RL seeds 0-5 (seed 0 is the notebooks' run)
 //	go run ./cmd/seeds -seeds 0,7    # other seeds
 //
-// Per seed it trains the default run (§12.3), the 3-turn arm (§12.3) and the keep_obs=1 policy (§12.4), about
-// 1.5 minutes on XLA and 4 on the pure-Go backend; results go to the result store, so a second call is quick.
-// The base agent is the notebooks' one: only the RL generator's seed changes.
+// Per seed it trains the three credit arms of §12.2 (outcome GRPO, token GAE and turn GAE, with the 0.05 step
+// cost), the default run (§12.3), the 3-turn arm (§12.3) and the keep_obs=1 policy (§12.4), about 3 minutes on
+// XLA and 8 on the pure-Go backend; results go to the result store, so a second call is quick. The base agent and
+// the warmed-up critic are the notebooks' ones: only the RL generator's seed changes.
 package main
 
 import (
@@ -49,6 +50,7 @@ type check struct {
 
 // outcome holds what one seed's runs printed in the notebooks' terms.
 type outcome struct {
+	credit                       [3]creditArm  // §12.2 outcome (GRPO), token GAE, turn GAE
 	defaultHeld                  agentrl.Stats // §12.3 default row (held_out)
 	invalidStart, invalidEnd     float64       // §12.5 malformed calls per turn, steps 0-4 and 35-39
 	fullCtx, fullMasked          agentrl.Stats // §12.4 full-context policy under keep_obs=None and 1
@@ -58,7 +60,21 @@ type outcome struct {
 	turns3Reward                 float64       // its batch reward, mean of steps 30-39
 }
 
+// creditArm is one §12.2 arm: its held-out statistics and its training batches' mean tests over steps 30-39.
+type creditArm struct {
+	held       agentrl.Stats
+	trainTests float64
+}
+
 var checks = []check{
+	{"C8", "the step cost removes the test: outcome arm's tests ≤ 0.15 in training (steps 30–39) and held out", func(o outcome) bool {
+		return o.credit[0].trainTests <= 0.15 && o.credit[0].held.Tests <= 0.15
+	}},
+	{"C10", "all arms read (≥ 0.85); outcome arm's tests and turns ≤ the critic arms' minimum + 0.05", func(o outcome) bool {
+		out, tok, turn := o.credit[0].held, o.credit[1].held, o.credit[2].held
+		return min(out.Reads, tok.Reads, turn.Reads) >= 0.85 &&
+			out.Tests <= min(tok.Tests, turn.Tests)+0.05 && out.Turns <= min(tok.Turns, turn.Turns)+0.05
+	}},
 	{"C12", "the free test habit survives: tests ≥ 0.40", func(o outcome) bool { return o.defaultHeld.Tests >= 0.40 }},
 	{"C15", "3-turn arm: blind guesser (turns 1.9–2.2, pass 0.20 ± 0.04, reward 0.18 ± 0.05) or reader", func(o outcome) bool {
 		s := o.turns3
@@ -115,6 +131,11 @@ func run(seeds []uint64) error {
 		}
 		d, t, m := o.defaultHeld, o.turns3, o.maskedOwn
 		fmt.Printf("\nseed %d\n", seed)
+		for i, name := range []string{"outcome (GRPO)", "token GAE", "turn GAE"} {
+			a := o.credit[i]
+			fmt.Printf("  %-14s held-out pass %.3f reads %.2f tests %.2f turns %.2f | train tests, steps 30-39 %.2f\n",
+				name, a.held.PassRate, a.held.Reads, a.held.Tests, a.held.Turns, a.trainTests)
+		}
 		fmt.Printf("  default       held-out pass %.3f tests %.2f | malformed per turn %.4f → %.4f (×%.1f) | single-turn pass %.3f\n",
 			d.PassRate, d.Tests, o.invalidStart, o.invalidEnd, o.invalidEnd/o.invalidStart, o.singleTurn.PassRate)
 		fmt.Printf("  max_turns 3   held-out pass %.3f reads %.2f tests %.2f turns %.2f | batch reward, steps 30-39 %+.3f\n",
@@ -145,6 +166,9 @@ func runSeed(store *agentrl.Store, base *gomlxmodel.Model, tok *agentrl.Tokenize
 	}
 	cfg := agentrl.DefaultRLConfig()
 	cfg.Seed = seed
+	if err := creditArms(&o, store, base, tok, train, heldout, seed); err != nil {
+		return o, err
+	}
 	def, err := agentrl.TrainedRun(store, base, tok, train, cfg, 40, "", nil)
 	if err != nil {
 		return o, err
@@ -205,6 +229,44 @@ func runSeed(store *agentrl.Store, base *gomlxmodel.Model, tok *agentrl.Tokenize
 		}
 	}
 	return o, nil
+}
+
+// creditArms trains (or loads) the three §12.2 arms of one RL seed, from the notebook's warmed-up critic, and
+// evaluates them as 12.2 does.
+func creditArms(o *outcome, store *agentrl.Store, base *gomlxmodel.Model, tok *agentrl.Tokenizer, train, heldout []agentrl.Task,
+	seed uint64) error {
+	costCfg := agentrl.DefaultRLConfig()
+	costCfg.Reward.StepPenalty = 0.05
+	baseID, err := agentrl.Fingerprint(base)
+	if err != nil {
+		return err
+	}
+	critic, err := agentrl.Cached(store, agentrl.Key("12.2/critic", baseID, costCfg), agentrl.CriticCodec,
+		func() (*gomlxmodel.Critic, error) { return agentrl.WarmCritic(base, train, tok, costCfg) })
+	if err != nil {
+		return err
+	}
+	costCfg.Seed = seed
+	runs := make([]*agentrl.Run, 3)
+	if runs[0], err = agentrl.TrainedRun(store, base, tok, train, costCfg, 40, "", nil); err != nil {
+		return err
+	}
+	for i, scheme := range []string{"token", "turn"} {
+		runs[i+1], err = agentrl.Cached(store, agentrl.Key("12.2/train_credit", baseID, costCfg, scheme), agentrl.RunCodec,
+			func() (*agentrl.Run, error) {
+				return agentrl.TrainCredit(base, critic, train, tok, costCfg, scheme, 40, 0.95)
+			})
+		if err != nil {
+			return err
+		}
+	}
+	for i, r := range runs {
+		if o.credit[i].held, err = agentrl.Evaluate(r.Policy, heldout, tok, 16, agentrl.NewRNG(7), costCfg, nil); err != nil {
+			return err
+		}
+		o.credit[i].trainTests = mean(r.History[30:40], func(s agentrl.Stats) float64 { return s.Tests })
+	}
+	return nil
 }
 
 // mean is the mean of f over a stretch of a training history.

@@ -5,6 +5,7 @@
 //	go run ./notebooks/cmd/execute               # every notebooks/*.ipynb
 //	go run ./notebooks/cmd/execute 12.1 12.4     # by section or file name
 //	go run ./notebooks/cmd/execute path/x.ipynb  # any notebook file (the report is not touched)
+//	go run ./notebooks/cmd/execute -report       # only rewrite the report from the committed notebooks
 //
 // It exits non-zero if a notebook could not be executed or shows a failure (error output, Go panic, exit status).
 package main
@@ -27,14 +28,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: go run ./notebooks/cmd/execute [section|name|path.ipynb ...]")
 		flag.PrintDefaults()
 	}
+	reportOnly := flag.Bool("report", false, "execute nothing: rewrite notebooks/REPORT.md from the committed notebooks")
 	flag.Parse()
-	if err := run(flag.Args()); err != nil {
+	if *reportOnly && flag.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "execute: -report takes no notebooks")
+		os.Exit(2)
+	}
+	if err := run(flag.Args(), *reportOnly); err != nil {
 		fmt.Fprintln(os.Stderr, "execute:", err)
 		os.Exit(1)
 	}
 }
 
-func run(args []string) error {
+func run(args []string, reportOnly bool) error {
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	gomod := strings.TrimSpace(string(out))
 	if err != nil || gomod == "" || gomod == os.DevNull {
@@ -45,6 +51,10 @@ func run(args []string) error {
 	chapter, err := notebooks.Chapter(dir)
 	if err != nil {
 		return err
+	}
+
+	if reportOnly {
+		return writeReport(dir, chapter)
 	}
 
 	var paths, names []string
@@ -112,22 +122,8 @@ func run(args []string) error {
 	fmt.Printf("total %.1fs\n", time.Since(total).Seconds())
 
 	if touchedChapter {
-		var nbs []*notebooks.Notebook
-		for _, p := range chapter {
-			nb, err := notebooks.Load(p)
-			if err != nil {
-				return err
-			}
-			nbs = append(nbs, nb)
-		}
-		rep := notebooks.Evaluate(notebooks.Sections(nbs))
-		reportPath := filepath.Join(dir, "REPORT.md")
-		if err := os.WriteFile(reportPath, []byte(rep.Markdown(nil)), 0o644); err != nil {
+		if err := writeReport(dir, chapter); err != nil {
 			return err
-		}
-		fmt.Printf("report: %s written\n", reportPath)
-		for _, f := range rep.Failures() {
-			fmt.Println("  report: " + f)
 		}
 	}
 	if failed > 0 {
@@ -150,4 +146,26 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return os.WriteFile(dst, data, 0o644)
+}
+
+// writeReport evaluates the chapter's notebooks as committed and writes dir/REPORT.md, listing the failures.
+func writeReport(dir string, chapter []string) error {
+	var nbs []*notebooks.Notebook
+	for _, p := range chapter {
+		nb, err := notebooks.Load(p)
+		if err != nil {
+			return err
+		}
+		nbs = append(nbs, nb)
+	}
+	rep := notebooks.Evaluate(notebooks.Sections(nbs))
+	reportPath := filepath.Join(dir, "REPORT.md")
+	if err := os.WriteFile(reportPath, []byte(rep.Markdown(nil)), 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("report: %s written\n", reportPath)
+	for _, f := range rep.Failures() {
+		fmt.Println("  report: " + f)
+	}
+	return nil
 }
