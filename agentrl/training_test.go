@@ -505,14 +505,7 @@ func TestTrainCredit(t *testing.T) {
 			t.Errorf("%s: no error", tc.name)
 		}
 	}
-	probe := []int32{1, 2, 3, 4, 5, 6, 7, 8}
-	values := func(c *gomlxmodel.Critic) string {
-		v, err := c.Values(probe, 1, len(probe))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fmt.Sprint(v)
-	}
+	values := func(c *gomlxmodel.Critic) string { return criticProbe(t, c) }
 	baseFP, criticValues := fingerprintOf(t, base), values(critic)
 	train2 := func(scheme string) (string, string) {
 		run, err := TrainCredit(base, critic, train, tok, cfg, scheme, 2, 0.95)
@@ -545,16 +538,11 @@ func TestWarmCritic(t *testing.T) {
 	base := tinyPolicy(t, tok)
 	cfg := DefaultRLConfig()
 	cfg.MaxTurns, cfg.GroupSize, cfg.Reward.StepPenalty = 3, 2, 0.05
-	probe := []int32{1, 2, 3, 4, 5, 6, 7, 8}
 	values := func(c *gomlxmodel.Critic, err error) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := c.Values(probe, 1, len(probe))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fmt.Sprint(v)
+		return criticProbe(t, c)
 	}
 	warm := values(WarmCritic(base, train[:2], tok, cfg))
 	if again := values(WarmCritic(base, train[:2], tok, cfg)); again != warm {
@@ -573,4 +561,15 @@ func fingerprintOf(t *testing.T, m *gomlxmodel.Model) string {
 		t.Fatal(err)
 	}
 	return fp
+}
+
+// criticProbe is a critic's values on a fixed 8-token row, as text: equal probes mean equal critics in these tests.
+func criticProbe(t *testing.T, c *gomlxmodel.Critic) string {
+	t.Helper()
+	probe := []int32{1, 2, 3, 4, 5, 6, 7, 8}
+	v, err := c.Values(probe, 1, len(probe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprint(v)
 }
