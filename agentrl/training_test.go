@@ -368,6 +368,46 @@ func TestBaseDemonstrationsCalibrated(t *testing.T) {
 	}
 }
 
+// TestMappingDemosLearnReadCall checks the loss mask of the mapping demonstrations: no loss on the choice to read,
+// loss on the rest of the read call and on every later call.
+func TestMappingDemosLearnReadCall(t *testing.T) {
+	tok, train := testSetup(t)
+	c := DefaultBaseConfig()
+	c.Demos, c.MappingDemos, c.MalformedProb = 0, 20, 0
+	demos, err := c.Demonstrations(train, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readID := tok.Encode(ToolRead)[0]
+	for i, d := range demos {
+		var unlearned, learnedRead, later int
+		for j, m := range d.ActionMask {
+			if d.Owner[j+1] != OwnerPolicy {
+				if m != 0 {
+					t.Fatalf("demo %d: loss on a non-policy token at %d", i, j+1)
+				}
+				continue
+			}
+			switch {
+			case d.Turn[j+1] == 0 && d.IDs[j+1] == readID:
+				if m != 0 {
+					t.Errorf("demo %d: loss on the choice to read", i)
+				}
+				unlearned++
+			case m == 0:
+				t.Errorf("demo %d: no loss on policy token %q of call %d", i, tok.Itos[d.IDs[j+1]], d.Turn[j+1])
+			case d.Turn[j+1] == 0:
+				learnedRead++
+			default:
+				later++
+			}
+		}
+		if unlearned != 1 || learnedRead == 0 || later == 0 {
+			t.Errorf("demo %d: %d read choices, %d learned read-call tokens, %d learned later tokens", i, unlearned, learnedRead, later)
+		}
+	}
+}
+
 // TestDemonstrationsStallOnFailedTest checks BaseConfig.StallOnFailProb: a demonstration whose test reported a
 // failure submits always at 0 and never at 1, while one whose tests passed always submits.
 func TestDemonstrationsStallOnFailedTest(t *testing.T) {

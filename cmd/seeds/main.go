@@ -6,6 +6,9 @@
 //	go run ./cmd/seeds               # RL seeds 0-5 (seed 0 is the notebooks' run)
 //	go run ./cmd/seeds -seeds 0,7    # other seeds
 //
+// First, and in seconds, it repeats §12.5's comparison of error observations with early termination (C25) under
+// sampling seeds 0-9 (the notebook's is 2): the base agent's episodes on the training tasks in both environments.
+//
 // Per seed it trains the three credit arms of §12.2 (outcome GRPO, token GAE and turn GAE, with the 0.05 step
 // cost), the default run (§12.3), the 3-turn arm (§12.3) and the keep_obs=1 policy (§12.4), about 3 minutes on
 // XLA and 8 on the pure-Go backend; results go to the result store, so a second call is quick. The base agent and
@@ -26,17 +29,19 @@ import (
 
 func main() {
 	seedList := flag.String("seeds", "0,1,2,3,4,5", "comma-separated RL seeds")
+	samplingList := flag.String("sampling", "0,1,2,3,4,5,6,7,8,9", "comma-separated sampling seeds of the C25 comparison")
 	flag.Parse()
-	var seeds []uint64
-	for _, f := range strings.Split(*seedList, ",") {
-		s, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "seeds: bad seed %q in -seeds\n", f)
-			os.Exit(2)
-		}
-		seeds = append(seeds, s)
+	seeds, err := parseSeeds(*seedList)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "seeds: -seeds:", err)
+		os.Exit(2)
 	}
-	if err := run(seeds); err != nil {
+	sampling, err := parseSeeds(*samplingList)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "seeds: -sampling:", err)
+		os.Exit(2)
+	}
+	if err := run(seeds, sampling); err != nil {
 		fmt.Fprintln(os.Stderr, "seeds:", err)
 		os.Exit(1)
 	}
@@ -96,7 +101,20 @@ var checks = []check{
 	{"C28", "single-turn tasks: the multi-turn policy passes ≤ 0.05", func(o outcome) bool { return o.singleTurn.PassRate <= 0.05 }},
 }
 
-func run(seeds []uint64) error {
+// parseSeeds parses a comma-separated list of seeds.
+func parseSeeds(list string) ([]uint64, error) {
+	var seeds []uint64
+	for _, f := range strings.Split(list, ",") {
+		s, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("bad seed %q", f)
+		}
+		seeds = append(seeds, s)
+	}
+	return seeds, nil
+}
+
+func run(seeds, sampling []uint64) error {
 	backend, err := gomlxmodel.Backend()
 	if err != nil {
 		return err
@@ -115,6 +133,9 @@ func run(seeds []uint64) error {
 		return err
 	}
 	fmt.Printf("backend %s | base agent %s | RL seeds %v\n", backend.Name(), agentrl.BaseKey(tok, agentrl.DefaultBaseConfig()), seeds)
+	if err := earlyStop(base, tok, sampling); err != nil {
+		return err
+	}
 	holds := make([]int, len(checks))
 	for _, seed := range seeds {
 		o, err := runSeed(store, base, tok, seed)
@@ -229,6 +250,61 @@ func runSeed(store *agentrl.Store, base *gomlxmodel.Model, tok *agentrl.Tokenize
 		}
 	}
 	return o, nil
+}
+
+// earlyStop repeats §12.5's C24/C25 comparison under each sampling seed: the base agent's episodes on the
+// training tasks (8 per task) with error observations and with early termination after one malformed call. C25's
+// rule wants early termination to save policy tokens: a ratio in [0.85, 1.00]. The two samples share their seed,
+// but the lockstep sampler's draws shift as soon as one episode ends differently, so they are independent draws.
+func earlyStop(base *gomlxmodel.Model, tok *agentrl.Tokenizer, seeds []uint64) error {
+	train, err := agentrl.MakeTasks(agentrl.SplitTrain)
+	if err != nil {
+		return err
+	}
+	cfg := agentrl.DefaultRLConfig()
+	reward, err := cfg.Reward.Func()
+	if err != nil {
+		return err
+	}
+	stop := func() (agentrl.Env, error) {
+		env, err := agentrl.NewEditBudgetEnv(cfg.MaxTurns, reward, cfg.MaxEdits)
+		return &agentrl.EarlyStopEnv{EditBudgetEnv: env, MaxInvalid: 1}, err
+	}
+	tokens := func(f agentrl.EnvFactory, seed uint64) (erred, perEpisode float64, err error) {
+		trajs, err := agentrl.SampleGroups(base, f, train, tok, cfg, agentrl.NewRNG(seed))
+		if err != nil {
+			return 0, 0, err
+		}
+		for _, t := range trajs {
+			if t.Info.NInvalid > 0 {
+				erred++
+			}
+			for _, m := range t.ActionMask {
+				perEpisode += float64(m)
+			}
+		}
+		return erred / float64(len(trajs)), perEpisode / float64(len(trajs)), nil
+	}
+	holds := 0
+	fmt.Println("\nC25, base agent on the training tasks: policy tokens per episode, error observation → early stop")
+	for _, seed := range seeds {
+		e1, t1, err := tokens(agentrl.EnvFactoryOf(cfg), seed)
+		if err != nil {
+			return err
+		}
+		e2, t2, err := tokens(stop, seed)
+		if err != nil {
+			return err
+		}
+		ok := t2/t1 >= 0.85 && t2/t1 <= 1.00
+		if ok {
+			holds++
+		}
+		fmt.Printf("  sampling seed %d: %.1f → %.1f (×%.3f) | episodes with an error %.3f, %.3f %s\n", seed, t1, t2, t2/t1, e1, e2,
+			map[bool]string{true: "✓", false: "✗"}[ok])
+	}
+	fmt.Printf("C25 holds in %d of %d sampling seeds: early termination saves policy tokens (ratio in [0.85, 1.00])\n", holds, len(seeds))
+	return nil
 }
 
 // creditArms trains (or loads) the three §12.2 arms of one RL seed, from the notebook's warmed-up critic, and
