@@ -5,6 +5,7 @@
 //
 //	go run ./cmd/seeds               # RL seeds 0-5 (seed 0 is the notebooks' run)
 //	go run ./cmd/seeds -seeds 0,7    # other seeds
+//	go run ./cmd/seeds -base-seed 2 -seeds 0,1,2   # another draw of the base agent (agentrl.BaseConfig.Seed)
 //
 // First, and in seconds, it repeats §12.5's comparison of error observations with early termination (C25) under
 // sampling seeds 0-9 (the notebook's is 2): the base agent's episodes on the training tasks in both environments.
@@ -12,7 +13,8 @@
 // Per seed it trains the three credit arms of §12.2 (outcome GRPO, token GAE and turn GAE, with the 0.05 step
 // cost), the default run (§12.3), the 3-turn arm (§12.3) and the keep_obs=1 policy (§12.4), about 3 minutes on
 // XLA and 8 on the pure-Go backend; results go to the result store, so a second call is quick. The base agent and
-// the warmed-up critic are the notebooks' ones: only the RL generator's seed changes.
+// the warmed-up critic are the notebooks' ones (unless -base-seed draws another base agent): only the RL
+// generator's seed changes. Each seed's report starts with its step-0 batch, the calibration gate's statistics.
 package main
 
 import (
@@ -30,6 +32,7 @@ import (
 func main() {
 	seedList := flag.String("seeds", "0,1,2,3,4,5", "comma-separated RL seeds")
 	samplingList := flag.String("sampling", "0,1,2,3,4,5,6,7,8,9", "comma-separated sampling seeds of the C25 comparison")
+	baseSeed := flag.Uint64("base-seed", agentrl.DefaultBaseConfig().Seed, "seed of the base agent's demonstrations and training")
 	flag.Parse()
 	seeds, err := parseSeeds(*seedList)
 	if err != nil {
@@ -41,7 +44,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "seeds: -sampling:", err)
 		os.Exit(2)
 	}
-	if err := run(seeds, sampling); err != nil {
+	base := agentrl.DefaultBaseConfig()
+	base.Seed = *baseSeed
+	if err := run(base, seeds, sampling); err != nil {
 		fmt.Fprintln(os.Stderr, "seeds:", err)
 		os.Exit(1)
 	}
@@ -57,6 +62,7 @@ type check struct {
 type outcome struct {
 	credit                       [3]creditArm  // §12.2 outcome (GRPO), token GAE, turn GAE
 	defaultHeld                  agentrl.Stats // §12.3 default row (held_out)
+	step0                        agentrl.Stats // the default run's step-0 batch (the base agent)
 	invalidStart, invalidEnd     float64       // §12.5 malformed calls per turn, steps 0-4 and 35-39
 	fullCtx, fullMasked          agentrl.Stats // §12.4 full-context policy under keep_obs=None and 1
 	maskedFull, maskedOwn, mask0 agentrl.Stats // §12.4 keep_obs=1 policy under keep_obs=None, 1 and 0
@@ -114,7 +120,7 @@ func parseSeeds(list string) ([]uint64, error) {
 	return seeds, nil
 }
 
-func run(seeds, sampling []uint64) error {
+func run(baseCfg agentrl.BaseConfig, seeds, sampling []uint64) error {
 	backend, err := gomlxmodel.Backend()
 	if err != nil {
 		return err
@@ -128,11 +134,11 @@ func run(seeds, sampling []uint64) error {
 		return err
 	}
 	tok := agentrl.BuildTokenizer(all)
-	base, err := agentrl.BaseFrom(store, tok, agentrl.DefaultBaseConfig())
+	base, err := agentrl.BaseFrom(store, tok, baseCfg)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("backend %s | base agent %s | RL seeds %v\n", backend.Name(), agentrl.BaseKey(tok, agentrl.DefaultBaseConfig()), seeds)
+	fmt.Printf("backend %s | base agent %s | RL seeds %v\n", backend.Name(), agentrl.BaseKey(tok, baseCfg), seeds)
 	if err := earlyStop(base, tok, sampling); err != nil {
 		return err
 	}
@@ -152,6 +158,8 @@ func run(seeds, sampling []uint64) error {
 		}
 		d, t, m := o.defaultHeld, o.turns3, o.maskedOwn
 		fmt.Printf("\nseed %d\n", seed)
+		fmt.Printf("  step 0        pass %.2f turns %.2f submit rate %.2f (calibration gate: 0.11–0.23, 3.2–4.1, 0.62–0.82)\n",
+			o.step0.PassRate, o.step0.Turns, o.step0.SubmitRate)
 		for i, name := range []string{"outcome (GRPO)", "token GAE", "turn GAE"} {
 			a := o.credit[i]
 			fmt.Printf("  %-14s held-out pass %.3f reads %.2f tests %.2f turns %.2f | train tests, steps 30-39 %.2f\n",
@@ -194,6 +202,7 @@ func runSeed(store *agentrl.Store, base *gomlxmodel.Model, tok *agentrl.Tokenize
 	if err != nil {
 		return o, err
 	}
+	o.step0 = def.History[0].Stats
 	o.invalidStart = mean(def.History[0:5], func(s agentrl.Stats) float64 { return s.InvalidPerTurn })
 	o.invalidEnd = mean(def.History[35:40], func(s agentrl.Stats) float64 { return s.InvalidPerTurn })
 	heldOut := func(p *gomlxmodel.Model, tasks []agentrl.Task, c agentrl.RLConfig, f agentrl.EnvFactory) (agentrl.Stats, error) {
