@@ -133,28 +133,36 @@ func run(baseCfg agentrl.BaseConfig, seeds, sampling []uint64) error {
 	if err != nil {
 		return err
 	}
-	tok := agentrl.BuildTokenizer(all)
-	base, err := agentrl.BaseFrom(store, tok, baseCfg)
-	if err != nil {
+	l := lab{store: store, tok: agentrl.BuildTokenizer(all)}
+	if l.train, err = agentrl.MakeTasks(agentrl.SplitTrain); err != nil {
 		return err
 	}
-	fmt.Printf("backend %s | base agent %s | RL seeds %v\n", backend.Name(), agentrl.BaseKey(tok, baseCfg), seeds)
-	if err := earlyStop(base, tok, sampling); err != nil {
+	if l.heldout, err = agentrl.MakeTasks(agentrl.SplitHeldout); err != nil {
+		return err
+	}
+	if l.base, err = agentrl.BaseFrom(store, l.tok, baseCfg); err != nil {
+		return err
+	}
+	if l.baseID, err = agentrl.Fingerprint(l.base); err != nil {
+		return err
+	}
+	fmt.Printf("backend %s | base agent %s | RL seeds %v\n", backend.Name(), agentrl.BaseKey(l.tok, baseCfg), seeds)
+	if err := l.earlyStop(sampling); err != nil {
 		return err
 	}
 	holds := make([]int, len(checks))
 	for _, seed := range seeds {
-		o, err := runSeed(store, base, tok, seed)
+		o, err := l.runSeed(seed)
 		if err != nil {
 			return fmt.Errorf("seed %d: %w", seed, err)
 		}
 		var marks []string
 		for i, c := range checks {
-			mark := "✗"
-			if c.holds(o) {
-				mark, holds[i] = "✓", holds[i]+1
+			ok := c.holds(o)
+			if ok {
+				holds[i]++
 			}
-			marks = append(marks, c.id+mark)
+			marks = append(marks, c.id+mark(ok))
 		}
 		d, t, m := o.defaultHeld, o.turns3, o.maskedOwn
 		fmt.Printf("\nseed %d\n", seed)
@@ -182,20 +190,31 @@ func run(baseCfg agentrl.BaseConfig, seeds, sampling []uint64) error {
 	return nil
 }
 
-// runSeed trains (or loads) the three runs of one RL seed and evaluates them as the notebooks do.
-func runSeed(store *agentrl.Store, base *gomlxmodel.Model, tok *agentrl.Tokenizer, seed uint64) (outcome, error) {
+// lab holds what every experiment of the command shares: the result store, the tokenizer, the task splits and the
+// base agent with its fingerprint.
+type lab struct {
+	store          *agentrl.Store
+	tok            *agentrl.Tokenizer
+	train, heldout []agentrl.Task
+	base           *gomlxmodel.Model
+	baseID         string
+}
+
+// mark is a check's mark in the per-seed report.
+func mark(ok bool) string {
+	if ok {
+		return "✓"
+	}
+	return "✗"
+}
+
+// runSeed trains (or loads) the runs of one RL seed and evaluates them as the notebooks do.
+func (l lab) runSeed(seed uint64) (outcome, error) {
 	var o outcome
-	train, err := agentrl.MakeTasks(agentrl.SplitTrain)
-	if err != nil {
-		return o, err
-	}
-	heldout, err := agentrl.MakeTasks(agentrl.SplitHeldout)
-	if err != nil {
-		return o, err
-	}
+	store, base, tok, train, heldout := l.store, l.base, l.tok, l.train, l.heldout
 	cfg := agentrl.DefaultRLConfig()
 	cfg.Seed = seed
-	if err := creditArms(&o, store, base, tok, train, heldout, seed); err != nil {
+	if err := l.creditArms(&o, seed); err != nil {
 		return o, err
 	}
 	def, err := agentrl.TrainedRun(store, base, tok, train, cfg, 40, "", nil)
@@ -237,11 +256,7 @@ func runSeed(store *agentrl.Store, base *gomlxmodel.Model, tok *agentrl.Tokenize
 	}
 	o.turns3Reward = mean(arm.History[30:40], func(s agentrl.Stats) float64 { return s.Reward })
 
-	fp, err := agentrl.Fingerprint(base)
-	if err != nil {
-		return o, err
-	}
-	masked, err := agentrl.Cached(store, agentrl.Key("train_context", fp, 1, cfg), agentrl.ModelCodec,
+	masked, err := agentrl.Cached(store, agentrl.Key("train_context", l.baseID, 1, cfg), agentrl.ModelCodec,
 		func() (*gomlxmodel.Model, error) { return agentrl.TrainContext(base, train, tok, 1, cfg, 40) })
 	if err != nil {
 		return o, err
@@ -265,11 +280,7 @@ func runSeed(store *agentrl.Store, base *gomlxmodel.Model, tok *agentrl.Tokenize
 // training tasks (8 per task) with error observations and with early termination after one malformed call. C25's
 // rule wants early termination to save policy tokens: a ratio in [0.85, 1.00]. The two samples share their seed,
 // but the lockstep sampler's draws shift as soon as one episode ends differently, so they are independent draws.
-func earlyStop(base *gomlxmodel.Model, tok *agentrl.Tokenizer, seeds []uint64) error {
-	train, err := agentrl.MakeTasks(agentrl.SplitTrain)
-	if err != nil {
-		return err
-	}
+func (l lab) earlyStop(seeds []uint64) error {
 	cfg := agentrl.DefaultRLConfig()
 	reward, err := cfg.Reward.Func()
 	if err != nil {
@@ -280,7 +291,7 @@ func earlyStop(base *gomlxmodel.Model, tok *agentrl.Tokenizer, seeds []uint64) e
 		return &agentrl.EarlyStopEnv{EditBudgetEnv: env, MaxInvalid: 1}, err
 	}
 	tokens := func(f agentrl.EnvFactory, seed uint64) (erred, perEpisode float64, err error) {
-		trajs, err := agentrl.SampleGroups(base, f, train, tok, cfg, agentrl.NewRNG(seed))
+		trajs, err := agentrl.SampleGroups(l.base, f, l.train, l.tok, cfg, agentrl.NewRNG(seed))
 		if err != nil {
 			return 0, 0, err
 		}
@@ -309,8 +320,7 @@ func earlyStop(base *gomlxmodel.Model, tok *agentrl.Tokenizer, seeds []uint64) e
 		if ok {
 			holds++
 		}
-		fmt.Printf("  sampling seed %d: %.1f → %.1f (×%.3f) | episodes with an error %.3f, %.3f %s\n", seed, t1, t2, t2/t1, e1, e2,
-			map[bool]string{true: "✓", false: "✗"}[ok])
+		fmt.Printf("  sampling seed %d: %.1f → %.1f (×%.3f) | episodes with an error %.3f, %.3f %s\n", seed, t1, t2, t2/t1, e1, e2, mark(ok))
 	}
 	fmt.Printf("C25 holds in %d of %d sampling seeds: early termination saves policy tokens (ratio in [0.85, 1.00])\n", holds, len(seeds))
 	return nil
@@ -318,14 +328,10 @@ func earlyStop(base *gomlxmodel.Model, tok *agentrl.Tokenizer, seeds []uint64) e
 
 // creditArms trains (or loads) the three §12.2 arms of one RL seed, from the notebook's warmed-up critic, and
 // evaluates them as 12.2 does.
-func creditArms(o *outcome, store *agentrl.Store, base *gomlxmodel.Model, tok *agentrl.Tokenizer, train, heldout []agentrl.Task,
-	seed uint64) error {
+func (l lab) creditArms(o *outcome, seed uint64) error {
+	store, base, baseID, tok, train := l.store, l.base, l.baseID, l.tok, l.train
 	costCfg := agentrl.DefaultRLConfig()
 	costCfg.Reward.StepPenalty = 0.05
-	baseID, err := agentrl.Fingerprint(base)
-	if err != nil {
-		return err
-	}
 	critic, err := agentrl.Cached(store, agentrl.Key("12.2/critic", baseID, costCfg), agentrl.CriticCodec,
 		func() (*gomlxmodel.Critic, error) { return agentrl.WarmCritic(base, train, tok, costCfg) })
 	if err != nil {
@@ -346,7 +352,7 @@ func creditArms(o *outcome, store *agentrl.Store, base *gomlxmodel.Model, tok *a
 		}
 	}
 	for i, r := range runs {
-		if o.credit[i].held, err = agentrl.Evaluate(r.Policy, heldout, tok, 16, agentrl.NewRNG(7), costCfg, nil); err != nil {
+		if o.credit[i].held, err = agentrl.Evaluate(r.Policy, l.heldout, tok, 16, agentrl.NewRNG(7), costCfg, nil); err != nil {
 			return err
 		}
 		o.credit[i].trainTests = mean(r.History[30:40], func(s agentrl.Stats) float64 { return s.Tests })
