@@ -17,14 +17,15 @@ const (
 // It is plain data, so a configuration that holds it can be hashed into a cache key.
 type RewardSpec struct {
 	Kind           string  // "hidden"
-	StepPenalty    float64 // charged per call
+	StepPenalty    float64 // charged per call beyond FreeCalls
+	FreeCalls      int     `json:",omitempty"` // calls not charged (ours; omitted from cache keys when 0)
 	WrongSubmit    float64 // added to a submission that fails the hidden tests (e.g. -1)
 	InvalidPenalty float64 // charged per malformed or unknown call
 }
 
 // Func builds the reward function that the spec names (arl.make_reward).
 func (s RewardSpec) Func() (RewardFunc, error) {
-	return MakeReward(s.Kind, RewardOptions{StepPenalty: s.StepPenalty, WrongSubmit: s.WrongSubmit, InvalidPenalty: s.InvalidPenalty})
+	return MakeReward(s.Kind, RewardOptions{StepPenalty: s.StepPenalty, FreeCalls: s.FreeCalls, WrongSubmit: s.WrongSubmit, InvalidPenalty: s.InvalidPenalty})
 }
 
 // RLConfig is arl.RLConfig: the environment, sampling and update settings of one RL run.

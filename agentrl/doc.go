@@ -122,6 +122,8 @@
 //	context_rollout_batch (#@save)             ContextRolloutBatch(model, envs, tasks, tok, keepObs, maxTurns, temperature, rng)
 //	evaluate_context (#@save)                  EvaluateContext(model, tasks, tok, keepObs, nSamples, seed, cfg)
 //	(cells run as separate programs)           Store, DefaultStore, Key, Cached, RunCodec, ModelCodec, CriticCodec
+//	(ours, §12.7's remedies, run)              RewardSpec.FreeCalls (a free allowance of calls);
+//	                                               TrainRampedPenalty (a step cost ramped in over training)
 //
 // END gym naming table
 package agentrl

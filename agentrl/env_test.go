@@ -186,6 +186,26 @@ func TestMakeReward(t *testing.T) {
 			t.Errorf("reward(%+v) = %v, want %v", c.info, got, c.want)
 		}
 	}
+	free, err := MakeReward(RewardHidden, RewardOptions{StepPenalty: 0.3, FreeCalls: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		info Info
+		want float64
+	}{
+		{Info{Submitted: true, HiddenPass: true, NTurns: 3}, 1},   // read, edit, submit: all free
+		{Info{Submitted: true, HiddenPass: true, NTurns: 4}, 0.7}, // a fourth call is charged
+		{Info{NTurns: 6}, -0.9},
+		{Info{Submitted: true, NTurns: 1}, 0},
+	} {
+		if got := free(c.info); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("reward with 3 free calls(%+v) = %v, want %v", c.info, got, c.want)
+		}
+	}
+	if _, err := MakeReward(RewardHidden, RewardOptions{FreeCalls: -1}); err == nil {
+		t.Error("negative FreeCalls accepted")
+	}
 	plain, _ := MakeReward(RewardHidden, RewardOptions{})
 	for _, i := range []Info{{Submitted: true, HiddenPass: true}, {Submitted: true}, {HiddenPass: true}} {
 		if plain(i) != HiddenReward(i) {

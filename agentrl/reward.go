@@ -30,7 +30,8 @@ type RewardFunc func(Info) float64
 
 // RewardOptions are the shaping terms of MakeReward.
 type RewardOptions struct {
-	StepPenalty    float64 // subtracted per call (NTurns)
+	StepPenalty    float64 // subtracted per call beyond FreeCalls
+	FreeCalls      int     // calls not charged the step penalty (0: every call is charged, as in the book)
 	WrongSubmit    float64 // added when the policy submits a failing program (e.g. -1)
 	InvalidPenalty float64 // subtracted per malformed call (NInvalid)
 }
@@ -40,12 +41,17 @@ const RewardHidden = "hidden"
 
 // MakeReward is arl.make_reward:
 //
-//	R = [submitted ∧ hidden_pass] + WrongSubmit·[submitted ∧ ¬hidden_pass] − StepPenalty·NTurns − InvalidPenalty·NInvalid
+//	R = [submitted ∧ hidden_pass] + WrongSubmit·[submitted ∧ ¬hidden_pass]
+//	    − StepPenalty·max(NTurns − FreeCalls, 0) − InvalidPenalty·NInvalid
 //
-// so an unsubmitted episode scores 0 before penalties.
+// so an unsubmitted episode scores 0 before penalties. FreeCalls is ours, not the book's: the "free allowance"
+// remedy of Section 12.7's first design problem.
 func MakeReward(kind string, opt RewardOptions) (RewardFunc, error) {
 	if kind != RewardHidden {
 		return nil, fmt.Errorf("make reward: unknown kind %q (want %q)", kind, RewardHidden)
+	}
+	if opt.FreeCalls < 0 {
+		return nil, fmt.Errorf("make reward: %d free calls, want >= 0", opt.FreeCalls)
 	}
 	return func(i Info) float64 {
 		r := 0.0
@@ -54,7 +60,7 @@ func MakeReward(kind string, opt RewardOptions) (RewardFunc, error) {
 		} else if i.Submitted {
 			r = opt.WrongSubmit
 		}
-		return r - opt.StepPenalty*float64(i.NTurns) - opt.InvalidPenalty*float64(i.NInvalid)
+		return r - opt.StepPenalty*float64(max(i.NTurns-opt.FreeCalls, 0)) - opt.InvalidPenalty*float64(i.NInvalid)
 	}, nil
 }
 

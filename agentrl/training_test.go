@@ -613,3 +613,63 @@ func criticProbe(t *testing.T, c *gomlxmodel.Critic) string {
 	}
 	return fmt.Sprint(v)
 }
+
+func TestTrainRampedPenalty(t *testing.T) {
+	tok, train := testSetup(t)
+	base := tinyPolicy(t, tok)
+	cfg := DefaultRLConfig()
+	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns, cfg.Reward.StepPenalty = 2, 4, 3, 0.3
+	bad := cfg
+	bad.Reward.FreeCalls = -1
+	for _, tc := range []struct {
+		name  string
+		tasks []Task
+		cfg   RLConfig
+	}{
+		{"fewer tasks than prompts per step", train[:1], cfg},
+		{"invalid config", train, bad},
+	} {
+		if _, err := TrainRampedPenalty(base, tc.tasks, tok, tc.cfg, 2); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+	}
+	baseFP := fingerprintOf(t, base)
+	run, err := TrainRampedPenalty(base, train, tok, cfg, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The batch reward of step k is its pass rate minus that step's cost per call: 0, 0.15, 0.3.
+	for k, h := range run.History {
+		cost := 0.3 * float64(k) / 2
+		if want := h.PassRate - cost*h.Turns; math.Abs(h.Reward-want) > 1e-9 {
+			t.Errorf("step %d: reward %.4f, want pass %.4f - %.2f × turns %.4f = %.4f", k, h.Reward, h.PassRate, cost, h.Turns, want)
+		}
+	}
+	again, err := TrainRampedPenalty(base, train, tok, cfg, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fingerprintOf(t, again.Policy) != fingerprintOf(t, run.Policy) {
+		t.Error("two runs from the same seed differ")
+	}
+	// Its first step charges nothing: one ramped step is one step of train_rl without a cost.
+	free := cfg
+	free.Reward.StepPenalty = 0
+	one, err := TrainRampedPenalty(base, train, tok, cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := base.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := TrainRL(plain, train, tok, free, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if fingerprintOf(t, one.Policy) != fingerprintOf(t, plain) {
+		t.Error("the first ramped step is not a cost-free train_rl step")
+	}
+	if fingerprintOf(t, base) != baseFP {
+		t.Error("TrainRampedPenalty changed its base")
+	}
+}
