@@ -124,6 +124,7 @@
 //	(cells run as separate programs)           Store, DefaultStore, Key, Cached, RunCodec, ModelCodec, CriticCodec
 //	(ours, §12.7's remedies, run)              RewardSpec.FreeCalls (a free allowance of calls);
 //	                                               TrainRampedPenalty (a step cost ramped in over training)
+//	(ours, §12.4: what a policy would do next) CallProbs(policy, views, calls, padID)
 //
 // END gym naming table
 package agentrl
