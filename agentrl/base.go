@@ -9,8 +9,9 @@ import (
 
 // The RL base agent. The book's starting policy came from its earlier chapters (pre-training and supervised
 // fine-tuning of TinyAgent); we make it here by supervised training on scripted demonstration episodes whose
-// behavior mix is calibrated to the book's step-0 batch: it usually edits blind, then tests its edit (and, when
-// the test fails, now and then gives up and stalls instead of submitting), submits in about 72% of episodes,
+// behavior mix is calibrated to the book's step-0 batch: it usually edits blind, then tests its edit in about half
+// the episodes (and, when the test fails, now and then gives up and stalls instead of submitting), tests an edit
+// it made after reading almost always, submits in about 72% of episodes,
 // rarely reads (and then often picks the right op), and makes a malformed call in about 5% of episodes.
 // Supervised learning of a sequence distribution learns its conditionals, so the trained agent reproduces the
 // script's mix of call sequences; what RL later finds is the reading skill the mix hides.
@@ -27,8 +28,10 @@ type BaseConfig struct {
 	ReadProb        float64   // an episode starts with a read
 	ReadRightProb   float64   // after a read, the edit uses the op the source needs (else a uniformly random op)
 	TestsAfterEdit  []float64 // P(0, 1, 2, ... tests between the edit and the submit)
-	SubmitProb      float64   // the episode submits; otherwise it stalls until the budget runs out
-	StallTestProb   float64   // a stalling call is a test; otherwise another (refused) edit
+	// BlindTestsAfterEdit, when set, replaces TestsAfterEdit in episodes that did not read first.
+	BlindTestsAfterEdit []float64 `json:",omitempty"`
+	SubmitProb          float64   // the episode submits; otherwise it stalls until the budget runs out
+	StallTestProb       float64   // a stalling call is a test; otherwise another (refused) edit
 	// StallOnFailProb is the chance that an episode whose last test reported a failure stalls instead of
 	// submitting: the demonstrator sometimes gives up on an edit its test showed wrong.
 	StallOnFailProb float64
@@ -56,10 +59,14 @@ func DefaultBaseConfig() BaseConfig {
 		ReadProb:         0.04,
 		ReadRightProb:    0.5,
 		TestsAfterEdit:   []float64{0.05, 0.90, 0.05},
-		SubmitProb:       0.80,
-		StallTestProb:    0,
-		StallOnFailProb:  0.15,
-		MalformedProb:    0.05,
+		// Half the blind edits are tested: an informed edit is checked almost always, a guess half the time. With
+		// 0.90 for both, the test habit ignored what the agent had read, and RL's policies kept it under any
+		// context (12.4's next-call probabilities); the book's policies lost it when the source left the view.
+		BlindTestsAfterEdit: []float64{0.5, 0.5},
+		SubmitProb:          0.80,
+		StallTestProb:       0,
+		StallOnFailProb:     0.15,
+		MalformedProb:       0.05,
 	}
 }
 
@@ -87,7 +94,11 @@ func (c BaseConfig) demoCalls(task Task, mapping bool, rng *rand.Rand) [][]strin
 	}
 	calls = append(calls, []string{"edit", op})
 	if rng.Float64() < c.SubmitProb {
-		for range pick(c.TestsAfterEdit, rng) {
+		tests := c.TestsAfterEdit
+		if len(calls) == 1 && c.BlindTestsAfterEdit != nil {
+			tests = c.BlindTestsAfterEdit
+		}
+		for range pick(tests, rng) {
 			calls = append(calls, []string{"test"})
 		}
 		calls = append(calls, []string{"submit"})

@@ -22,7 +22,7 @@ import (
 
 // CodeVersion names the version of the code that produces cached results. It is part of every cache key:
 // change it whenever a change of the library changes what a run computes.
-const CodeVersion = "agentrl-2026-11-30.5"
+const CodeVersion = "agentrl-2026-11-30.6"
 
 // CacheEnv is the environment variable that sets the result cache's directory.
 const CacheEnv = "AGENTRL_CACHE"

@@ -673,3 +673,45 @@ func TestTrainRampedPenalty(t *testing.T) {
 		t.Error("TrainRampedPenalty changed its base")
 	}
 }
+
+// TestDemonstrationsTestInformedEdits checks the test habit the demonstrations teach: an edit made after a read is
+// tested in about 90% of the submitting episodes, a blind guess in about half (BlindTestsAfterEdit), and without
+// BlindTestsAfterEdit both alike.
+func TestDemonstrationsTestInformedEdits(t *testing.T) {
+	tok, train := testSetup(t)
+	testedShare := func(c BaseConfig) (informed, blind float64) {
+		demos, err := c.Demonstrations(train, tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n, k [2]int // [blind, informed]
+		for _, d := range demos {
+			if !d.Info.Submitted || d.Info.NEdits == 0 || d.Info.NInvalid > 0 {
+				continue
+			}
+			i := min(d.Info.NReads, 1)
+			n[i]++
+			if d.Info.NTests > 0 {
+				k[i]++
+			}
+		}
+		return float64(k[1]) / float64(n[1]), float64(k[0]) / float64(n[0])
+	}
+	c := DefaultBaseConfig()
+	c.Demos, c.MappingDemos = 2048, 512
+	for _, tc := range []struct {
+		name        string
+		blindTests  []float64
+		blindLo, hi float64
+	}{
+		{"default", c.BlindTestsAfterEdit, 0.40, 0.60},
+		{"guesses tested like informed edits", nil, 0.85, 1},
+	} {
+		cfg := c
+		cfg.BlindTestsAfterEdit = tc.blindTests
+		informed, blind := testedShare(cfg)
+		if informed < 0.85 || blind < tc.blindLo || blind > tc.hi {
+			t.Errorf("%s: %.2f of informed edits and %.2f of blind guesses tested", tc.name, informed, blind)
+		}
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -72,6 +73,7 @@ type outcome struct {
 	turns3Reward                 float64       // its batch reward, mean of steps 30-39
 	penalty, penaltyReward       agentrl.Stats // §12.3 penalty 0.3 row: held out, and batches of steps 30-39
 	allowance, ramped            agentrl.Stats // §12.7's remedies (ours): first 3 calls free; cost ramped 0 → 0.3
+	neverSubmit                  []float64     // §12.7 never-submit run (wrong submission −1): submit rate per step
 }
 
 // creditArm is one §12.2 arm: its held-out statistics and its training batches' mean tests over steps 30-39.
@@ -93,6 +95,10 @@ var checks = []check{
 	{"C14", "cost 0.3: submits at once (pass ≤ 0.01, reads/tests/edits ≤ 0.02, turns 1–1.05, reward −0.32 to −0.29)", func(o outcome) bool {
 		s, r := o.penalty, o.penaltyReward.Reward
 		return s.PassRate <= 0.01 && max(s.Reads, s.Tests, s.Edits) <= 0.02 && s.Turns >= 1 && s.Turns <= 1.05 && r >= -0.32 && r <= -0.29
+	}},
+	{"C34", "never-submit run stalls: min submit rate over steps 5–15 ≤ 0.30 and ≤ step 0's − 0.30", func(o outcome) bool {
+		low := slices.Min(o.neverSubmit[5:16])
+		return low <= 0.30 && low <= o.neverSubmit[0]-0.30
 	}},
 	{"C15", "3-turn arm: blind guesser (turns 1.9–2.2, pass 0.20 ± 0.04, reward 0.18 ± 0.05) or reader", func(o outcome) bool {
 		s := o.turns3
@@ -199,6 +205,8 @@ func run(baseCfg agentrl.BaseConfig, seeds, sampling []uint64) error {
 		fmt.Printf("  cost 0.3      held-out pass / reads / turns: constant %.3f / %.2f / %.2f; 3 free calls %.3f / %.2f / %.2f; ramped %.3f / %.2f / %.2f\n",
 			o.penalty.PassRate, o.penalty.Reads, o.penalty.Turns, o.allowance.PassRate, o.allowance.Reads, o.allowance.Turns,
 			o.ramped.PassRate, o.ramped.Reads, o.ramped.Turns)
+		fmt.Printf("  never submit  submit rate at steps 0, 5, 10, 15: %.2f %.2f %.2f %.2f (lowest in 5–15: %.2f)\n",
+			o.neverSubmit[0], o.neverSubmit[5], o.neverSubmit[10], o.neverSubmit[15], slices.Min(o.neverSubmit[5:16]))
 		fmt.Printf("  checks        %s\n", strings.Join(marks, " "))
 	}
 	fmt.Println()
@@ -382,8 +390,9 @@ func (l lab) creditArms(o *outcome, seed uint64) error {
 	return nil
 }
 
-// costRemedies trains (or loads) the 0.3 step-cost run of §12.3 and the two remedies 12.7 runs on it, a free
-// allowance of 3 calls and a cost ramped in over the 40 steps, and evaluates them as the notebooks do.
+// costRemedies trains (or loads) the never-submit run of §12.7, the 0.3 step-cost run of §12.3 and the two
+// remedies 12.7 runs on it (a free allowance of 3 calls, a cost ramped in over the 40 steps), and evaluates them
+// as the notebooks do.
 func (l lab) costRemedies(o *outcome, cfg agentrl.RLConfig) error {
 	penalty := cfg
 	penalty.Reward.StepPenalty = 0.3
@@ -392,6 +401,15 @@ func (l lab) costRemedies(o *outcome, cfg agentrl.RLConfig) error {
 		return err
 	}
 	o.penaltyReward.Reward = mean(constant.History[30:40], func(s agentrl.Stats) float64 { return s.Reward })
+	never := cfg
+	never.Reward.WrongSubmit = -1
+	neverRun, err := agentrl.TrainedRun(l.store, l.base, l.tok, l.train, never, 40, "", nil)
+	if err != nil {
+		return err
+	}
+	for _, h := range neverRun.History {
+		o.neverSubmit = append(o.neverSubmit, h.SubmitRate)
+	}
 	allowance := penalty
 	allowance.Reward.FreeCalls = 3
 	free, err := agentrl.TrainedRun(l.store, l.base, l.tok, l.train, allowance, 40, "", nil)
