@@ -483,14 +483,7 @@ func TestTrainContext(t *testing.T) {
 	}
 	bad := cfg
 	bad.GroupSize = 0
-	for _, tc := range []struct {
-		name  string
-		tasks []Task
-		cfg   RLConfig
-	}{
-		{"fewer tasks than prompts per step", train[:1], cfg},
-		{"invalid config", train, bad},
-	} {
+	for _, tc := range badRuns(train, cfg, bad) {
 		if _, err := TrainContext(base, tc.tasks, tok, 1, tc.cfg, 2); err == nil {
 			t.Errorf("%s: no error", tc.name)
 		}
@@ -621,14 +614,7 @@ func TestTrainRampedPenalty(t *testing.T) {
 	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns, cfg.Reward.StepPenalty = 2, 4, 3, 0.3
 	bad := cfg
 	bad.Reward.FreeCalls = -1
-	for _, tc := range []struct {
-		name  string
-		tasks []Task
-		cfg   RLConfig
-	}{
-		{"fewer tasks than prompts per step", train[:1], cfg},
-		{"invalid config", train, bad},
-	} {
+	for _, tc := range badRuns(train, cfg, bad) {
 		if _, err := TrainRampedPenalty(base, tc.tasks, tok, tc.cfg, 2); err == nil {
 			t.Errorf("%s: no error", tc.name)
 		}
@@ -713,5 +699,21 @@ func TestDemonstrationsTestInformedEdits(t *testing.T) {
 		if informed < 0.85 || blind < tc.blindLo || blind > tc.hi {
 			t.Errorf("%s: %.2f of informed edits and %.2f of blind guesses tested", tc.name, informed, blind)
 		}
+	}
+}
+
+// badRun is one invalid input of a training loop.
+type badRun struct {
+	name  string
+	tasks []Task
+	cfg   RLConfig
+}
+
+// badRuns are the inputs every training loop must reject: fewer tasks than a step draws, and bad, an invalid
+// configuration.
+func badRuns(train []Task, cfg, bad RLConfig) []badRun {
+	return []badRun{
+		{"fewer tasks than prompts per step", train[:cfg.PromptsPerStep-1], cfg},
+		{"invalid config", train, bad},
 	}
 }
