@@ -73,10 +73,15 @@ func TestGoFormattedLinesParse(t *testing.T) {
 	}
 }
 
-func TestPerturbedLinesFail(t *testing.T) {
+// withoutKnownDeviations makes a test see the rules themselves, without our run's documented deviations.
+func withoutKnownDeviations(t *testing.T) {
 	known := KnownDeviations
-	KnownDeviations = nil // the rules themselves, without our run's documented deviations
+	KnownDeviations = nil
 	t.Cleanup(func() { KnownDeviations = known })
+}
+
+func TestPerturbedLinesFail(t *testing.T) {
+	withoutKnownDeviations(t)
 	for id, line := range map[string]string{
 		"C1":  "template  predicted positions   82 | with gradient    3",
 		"C3":  "policy    predicted positions  201 | with gradient  200",
@@ -114,6 +119,7 @@ func TestPerturbedLinesFail(t *testing.T) {
 }
 
 func TestCrossLineRuleFailsTheReferringLine(t *testing.T) {
+	withoutKnownDeviations(t)
 	// Never-submit run without a stall: the stall rules of C34 and C35 fail.
 	rep := Evaluate(bookSections(map[string]string{
 		"C34": "step  5 | submit rate 0.70 | pass 0.20 | reward -0.30 | turns 3.50",
