@@ -22,10 +22,19 @@ func TrainRL(policy *gomlxmodel.Model, tasks []Task, tok *Tokenizer, cfg RLConfi
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	rng := NewRNG(cfg.Seed)
+	return TrainRLSchedule(policy, tasks, tok, steps, func(int) RLConfig { return cfg }, factory)
+}
+
+// TrainRLSchedule is TrainRL with a configuration per step: step k samples, rewards and updates with cfgAt(k), and
+// when factory is nil makes its environments with MakeEnv(cfgAt(k)). The run's generator is seeded with
+// cfgAt(0).Seed. TrainRampedPenalty schedules the step penalty this way.
+func TrainRLSchedule(policy *gomlxmodel.Model, tasks []Task, tok *Tokenizer, steps int, cfgAt func(step int) RLConfig,
+	factory EnvFactory) ([]StepStats, error) {
+	rng := NewRNG(cfgAt(0).Seed)
 	prog := NewProgress("train_rl", steps)
 	history := make([]StepStats, 0, steps)
 	for step := range steps {
+		cfg := cfgAt(step)
 		t0 := time.Now()
 		trajs, _, err := SampleStep(policy, factory, tasks, tok, cfg, rng)
 		if err != nil {

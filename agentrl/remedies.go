@@ -21,23 +21,14 @@ func TrainRampedPenalty(base *gomlxmodel.Model, tasks []Task, tok *Tokenizer, cf
 	if err != nil {
 		return nil, err
 	}
-	run, rng := &Run{Policy: policy}, NewRNG(cfg.Seed)
-	prog := NewProgress("train_ramped_penalty", steps)
-	for step := range steps {
+	costAt := func(step int) RLConfig {
 		stepCfg := cfg
 		stepCfg.Reward.StepPenalty = cfg.Reward.StepPenalty * float64(step) / float64(max(steps-1, 1))
-		trajs, _, err := SampleStep(policy, nil, tasks, tok, stepCfg, rng)
-		if err != nil {
-			return nil, fmt.Errorf("train_ramped_penalty step %d: %w", step, err)
-		}
-		batch := Collate(trajs, tok.PadID)
-		adv := ComputeAdvantages(batch.Rewards, cfg.GroupSize)
-		if _, err := RLUpdate(policy, batch, BroadcastAdvantages(adv, batch.Mask()), cfg, rng); err != nil {
-			return nil, fmt.Errorf("train_ramped_penalty step %d: %w", step, err)
-		}
-		s := BehaviorStats(trajs)
-		run.History = append(run.History, StepStats{Step: step, Stats: s})
-		prog.Done(step, fmt.Sprintf("cost %.3f | pass %.2f reward %+.2f turns %.2f", stepCfg.Reward.StepPenalty, s.PassRate, s.Reward, s.Turns))
+		return stepCfg
 	}
-	return run, nil
+	history, err := TrainRLSchedule(policy, tasks, tok, steps, costAt, nil)
+	if err != nil {
+		return nil, fmt.Errorf("train_ramped_penalty: %w", err)
+	}
+	return &Run{Policy: policy, History: history}, nil
 }
