@@ -81,7 +81,8 @@ func (c BaseConfig) demoCalls(task Task, mapping bool, rng *rand.Rand) [][]strin
 		return [][]string{{"submit"}}
 	}
 	var calls [][]string
-	if mapping || rng.Float64() < c.ReadProb {
+	read := mapping || rng.Float64() < c.ReadProb
+	if read {
 		calls = append(calls, []string{"read"})
 	}
 	op := Ops[rng.IntN(len(Ops))]
@@ -89,13 +90,13 @@ func (c BaseConfig) demoCalls(task Task, mapping bool, rng *rand.Rand) [][]strin
 		if rng.Float64() < c.MappingRightProb {
 			op = task.Op
 		}
-	} else if len(calls) > 0 && rng.Float64() < right {
+	} else if read && rng.Float64() < right {
 		op = task.Op
 	}
 	calls = append(calls, []string{"edit", op})
 	if rng.Float64() < c.SubmitProb {
 		tests := c.TestsAfterEdit
-		if len(calls) == 1 && c.BlindTestsAfterEdit != nil {
+		if !read && c.BlindTestsAfterEdit != nil {
 			tests = c.BlindTestsAfterEdit
 		}
 		for range pick(tests, rng) {

@@ -71,7 +71,8 @@ type outcome struct {
 	singleTurn                   agentrl.Stats // §12.6 default policy on single-turn tasks
 	turns3                       agentrl.Stats // §12.3 max_turns 3 row
 	turns3Reward                 float64       // its batch reward, mean of steps 30-39
-	penalty, penaltyReward       agentrl.Stats // §12.3 penalty 0.3 row: held out, and batches of steps 30-39
+	penalty                      agentrl.Stats // §12.3 penalty 0.3 row (held_out)
+	penaltyReward                float64       // its batch reward, mean of steps 30-39
 	allowance, ramped            agentrl.Stats // §12.7's remedies (ours): first 3 calls free; cost ramped 0 → 0.3
 	neverSubmit                  []float64     // §12.7 never-submit run (wrong submission −1): submit rate per step
 }
@@ -93,7 +94,7 @@ var checks = []check{
 	}},
 	{"C12", "the free test habit survives: tests ≥ 0.40", func(o outcome) bool { return o.defaultHeld.Tests >= 0.40 }},
 	{"C14", "cost 0.3: submits at once (pass ≤ 0.01, reads/tests/edits ≤ 0.02, turns 1–1.05, reward −0.32 to −0.29)", func(o outcome) bool {
-		s, r := o.penalty, o.penaltyReward.Reward
+		s, r := o.penalty, o.penaltyReward
 		return s.PassRate <= 0.01 && max(s.Reads, s.Tests, s.Edits) <= 0.02 && s.Turns >= 1 && s.Turns <= 1.05 && r >= -0.32 && r <= -0.29
 	}},
 	{"C34", "never-submit run stalls: min submit rate over steps 5–15 ≤ 0.30 and ≤ step 0's − 0.30", func(o outcome) bool {
@@ -400,7 +401,7 @@ func (l lab) costRemedies(o *outcome, cfg agentrl.RLConfig) error {
 	if err != nil {
 		return err
 	}
-	o.penaltyReward.Reward = mean(constant.History[30:40], func(s agentrl.Stats) float64 { return s.Reward })
+	o.penaltyReward = mean(constant.History[30:40], func(s agentrl.Stats) float64 { return s.Reward })
 	never := cfg
 	never.Reward.WrongSubmit = -1
 	neverRun, err := agentrl.TrainedRun(l.store, l.base, l.tok, l.train, never, 40, "", nil)
