@@ -123,7 +123,8 @@
 //	evaluate_context (#@save)                  EvaluateContext(model, tasks, tok, keepObs, nSamples, seed, cfg)
 //	(cells run as separate programs)           Store, DefaultStore, Key, Cached, RunCodec, ModelCodec, CriticCodec
 //	(ours, §12.7's remedies, run)              RewardSpec.FreeCalls (a free allowance of calls);
-//	                                               TrainRampedPenalty (a step cost ramped in over training)
+//	                                               TrainRampedPenalty (a step cost ramped in over training,
+//	                                               through TrainRLSchedule: train_rl with a configuration per step)
 //	(ours, §12.4: what a policy would do next) CallProbs(policy, views, calls, padID)
 //
 // END gym naming table
