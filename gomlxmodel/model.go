@@ -53,6 +53,55 @@ func (m *Model) Clone() (*Model, error) {
 	return &Model{st: st}, nil
 }
 
+// ParamNames returns the names of the model's parameters in storage order: "tok", "pos", then each layer's
+// ("layer0/ln1_g", "layer0/wq", …, "layer0/w2", "layer0/b2"), then "lnf_g", "lnf_b", "head_w", "head_b".
+func (m *Model) ParamNames() []string {
+	names := make([]string, len(m.st.specs))
+	for i, s := range m.st.specs {
+		names[i] = s.Name
+	}
+	return names
+}
+
+// CopyParams sets every parameter whose name satisfies pick to src's value and returns the names it copied; the
+// other parameters, the Adam state and the step count stay as they are. src must have the same configuration. It
+// is a probe of which weights carry a change of behavior: copy a group of a base model's weights back into a
+// trained copy and see what the copy does.
+func (m *Model) CopyParams(src *Model, pick func(name string) bool) ([]string, error) {
+	if src == m {
+		return nil, nil
+	}
+	src.mu.Lock()
+	values := make(map[int][]float32)
+	if src.st.cfg != m.Config() {
+		src.mu.Unlock()
+		return nil, fmt.Errorf("gomlxmodel: CopyParams from a model with configuration %+v into one with %+v", src.st.cfg, m.Config())
+	}
+	for i, s := range src.st.specs {
+		if !pick(s.Name) {
+			continue
+		}
+		v, err := floatsCopy(src.st.params[i])
+		if err != nil {
+			src.mu.Unlock()
+			return nil, err
+		}
+		values[i] = v
+	}
+	src.mu.Unlock()
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var copied []string
+	for i, s := range m.st.specs {
+		if v, ok := values[i]; ok {
+			m.st.params[i] = f32Tensor(v, s.Dims...)
+			copied = append(copied, s.Name)
+		}
+	}
+	return copied, nil
+}
+
 // ResetOptimizer zeroes the Adam moments and the step count, keeping the weights: the model then trains as a
 // new torch.optim.Adam over its parameters would, which is how every training run of the chapter starts from
 // the RL base agent (copy.deepcopy(rl_base), then a fresh Adam).

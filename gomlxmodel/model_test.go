@@ -3,6 +3,8 @@ package gomlxmodel
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -200,5 +202,71 @@ func TestUpdateErrors(t *testing.T) {
 	}
 	if m.Steps() != 0 {
 		t.Errorf("failed updates changed the step count to %d", m.Steps())
+	}
+}
+
+// TestCopyParams copies groups of one model's weights into another: copying all of them gives the source's logits,
+// copying none changes nothing, the copied names are exactly the picked ones, and the Adam state is left alone.
+func TestCopyParams(t *testing.T) {
+	cfg := tinyConfig()
+	src, dst := mustNew(t, cfg, 1), mustNew(t, cfg, 2)
+	ids := randomIDs(rand.New(rand.NewPCG(7, 8)), 2*6, cfg.Vocab)
+	logits := func(m *Model) []float32 {
+		t.Helper()
+		l, err := m.Logits(ids, 2, 6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	want, before := logits(src), logits(dst)
+	isMLP := func(name string) bool { return strings.HasSuffix(name, "/w1") || strings.HasSuffix(name, "/w2") }
+	for _, tc := range []struct {
+		name       string
+		pick       func(string) bool
+		copied     int
+		equalsSrc  bool
+		equalsSelf bool
+	}{
+		{"none", func(string) bool { return false }, 0, false, true},
+		{"mlp weights", isMLP, 2 * cfg.Layers, false, false},
+		{"all", func(string) bool { return true }, len(dst.ParamNames()), true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := dst.Clone()
+			if err != nil {
+				t.Fatal(err)
+			}
+			steps := m.Steps()
+			copied, err := m.CopyParams(src, tc.pick)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(copied) != tc.copied {
+				t.Errorf("copied %d parameters %v, want %d", len(copied), copied, tc.copied)
+			}
+			for _, name := range copied {
+				if !tc.pick(name) {
+					t.Errorf("copied %q, which was not picked", name)
+				}
+			}
+			got := logits(m)
+			if eq := slices.Equal(got, want); eq != tc.equalsSrc {
+				t.Errorf("logits equal the source's: %v, want %v", eq, tc.equalsSrc)
+			}
+			if eq := slices.Equal(got, before); eq != tc.equalsSelf {
+				t.Errorf("logits unchanged: %v, want %v", eq, tc.equalsSelf)
+			}
+			if m.Steps() != steps {
+				t.Errorf("step count %d, want %d", m.Steps(), steps)
+			}
+		})
+	}
+	other := mustNew(t, Config{Vocab: 21, MaxLen: 32, DModel: 16, Heads: 2, Layers: 2, MLP: 32}, 1)
+	if _, err := dst.CopyParams(other, func(string) bool { return true }); err == nil {
+		t.Error("CopyParams from a model of another vocabulary: no error")
+	}
+	if copied, err := dst.CopyParams(dst, func(string) bool { return true }); err != nil || copied != nil {
+		t.Errorf("CopyParams from itself = %v, %v; want nothing copied and no error", copied, err)
 	}
 }
