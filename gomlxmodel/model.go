@@ -71,25 +71,13 @@ func (m *Model) CopyParams(src *Model, pick func(name string) bool) ([]string, e
 	if src == m {
 		return nil, nil
 	}
-	src.mu.Lock()
-	values := make(map[int][]float32)
-	if src.st.cfg != m.Config() {
-		src.mu.Unlock()
-		return nil, fmt.Errorf("gomlxmodel: CopyParams from a model with configuration %+v into one with %+v", src.st.cfg, m.Config())
+	if src.Config() != m.Config() {
+		return nil, fmt.Errorf("gomlxmodel: CopyParams from a model with configuration %+v into one with %+v", src.Config(), m.Config())
 	}
-	for i, s := range src.st.specs {
-		if !pick(s.Name) {
-			continue
-		}
-		v, err := floatsCopy(src.st.params[i])
-		if err != nil {
-			src.mu.Unlock()
-			return nil, err
-		}
-		values[i] = v
+	values, err := src.paramValues(pick)
+	if err != nil {
+		return nil, err
 	}
-	src.mu.Unlock()
-
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var copied []string
@@ -100,6 +88,24 @@ func (m *Model) CopyParams(src *Model, pick func(name string) bool) ([]string, e
 		}
 	}
 	return copied, nil
+}
+
+// paramValues returns copies of the values of the parameters whose names satisfy pick, by index.
+func (m *Model) paramValues(pick func(name string) bool) (map[int][]float32, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	values := make(map[int][]float32)
+	for i, s := range m.st.specs {
+		if !pick(s.Name) {
+			continue
+		}
+		v, err := floatsCopy(m.st.params[i])
+		if err != nil {
+			return nil, err
+		}
+		values[i] = v
+	}
+	return values, nil
 }
 
 // ResetOptimizer zeroes the Adam moments and the step count, keeping the weights: the model then trains as a
