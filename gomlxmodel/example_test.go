@@ -54,3 +54,52 @@ func abs(x float32) float32 {
 	}
 	return x
 }
+
+// Which weights carry what an update changed: put a group of the starting model's weights back into the updated
+// copy and compare. With every weight back the copy is the starting model again.
+func ExampleModel_CopyParams() {
+	cfg := gomlxmodel.Config{Vocab: 20, MaxLen: 32, DModel: 16, Heads: 2, Layers: 2, MLP: 32}
+	start, err := gomlxmodel.New(cfg, 0)
+	if err != nil {
+		panic(err)
+	}
+	trained, err := start.Clone()
+	if err != nil {
+		panic(err)
+	}
+	ids := []int32{1, 5, 7, 2}
+	batch := gomlxmodel.UpdateBatch{B: 1, T: 4, IDs: ids, Mask: []float32{1, 1, 1}, OldLogp: []float32{-3, -3, -3},
+		Adv: []float32{1, 1, 1}}
+	lc := gomlxmodel.LossConfig{Kind: "reinforce", Aggregation: "token_mean", LR: 1e-2, MaxGradNorm: 1}
+	if _, err := trained.Update(batch, lc); err != nil {
+		panic(err)
+	}
+	logp := func(m *gomlxmodel.Model) float32 {
+		lp, err := m.SequenceLogProbs(ids, 1, 4)
+		if err != nil {
+			panic(err)
+		}
+		return lp[0] + lp[1] + lp[2]
+	}
+	for _, group := range []struct {
+		name string
+		pick func(string) bool
+	}{
+		{"nothing", func(string) bool { return false }},
+		{"everything", func(string) bool { return true }},
+	} {
+		probe, err := trained.Clone()
+		if err != nil {
+			panic(err)
+		}
+		copied, err := probe.CopyParams(start, group.pick)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%-10s put back (%2d tensors): log p rose %v, equals the start %v\n", group.name, len(copied),
+			logp(probe) > logp(start), logp(probe) == logp(start))
+	}
+	// Output:
+	// nothing    put back ( 0 tensors): log p rose true, equals the start false
+	// everything put back (38 tensors): log p rose false, equals the start true
+}
