@@ -64,9 +64,9 @@ func (m *Model) ParamNames() []string {
 }
 
 // CopyParams sets every parameter whose name satisfies pick to src's value and returns the names it copied; the
-// other parameters, the Adam state and the step count stay as they are. src must have the same configuration. It
-// is a probe of which weights carry a change of behavior: copy a group of a base model's weights back into a
-// trained copy and see what the copy does.
+// other parameters, the Adam state and the step count stay as they are. src must have the same configuration; m
+// itself as src changes nothing and reports nothing copied. It is a probe of which weights carry a change of
+// behavior: copy a group of a base model's weights back into a trained copy and see what the copy does.
 func (m *Model) CopyParams(src *Model, pick func(name string) bool) ([]string, error) {
 	if src == m {
 		return nil, nil
