@@ -12,8 +12,9 @@
 //
 // Per seed it trains the three credit arms of §12.2 (outcome GRPO, token GAE and turn GAE, with the 0.05 step
 // cost), the default run (§12.3), the 3-turn arm and the 0.3-cost arm (§12.3) with the two remedies that §12.7
-// runs on it (ours: 3 free calls, a cost ramped in), and the keep_obs=1 policy (§12.4), about 4 minutes on XLA and
-// 10 on the pure-Go backend; results go to the result store, so a second call is quick. The base agent and
+// runs on it (ours: 3 free calls, a cost ramped in), the keep_obs=1 policy (§12.4), and two default runs in which a
+// malformed call costs reward (§12.5, ours: 0.1 per call, or the episode), about 4 minutes on XLA and 10 on the
+// pure-Go backend; results go to the result store, so a second call is quick. The base agent and
 // the warmed-up critic are the notebooks' ones (unless -base-seed draws another base agent): only the RL
 // generator's seed changes. Each seed's report starts with its step-0 batch, the calibration gate's statistics.
 package main
@@ -75,6 +76,7 @@ type outcome struct {
 	penaltyReward                float64       // its batch reward, mean of steps 30-39
 	allowance, ramped            agentrl.Stats // §12.7's remedies (ours): first 3 calls free; cost ramped 0 → 0.3
 	neverSubmit                  []float64     // §12.7 never-submit run (wrong submission −1): submit rate per step
+	priced, stopped              agentrl.Stats // §12.5 (ours) default runs where a malformed call costs 0.1 or ends the episode
 }
 
 // creditArm is one §12.2 arm: its held-out statistics and its training batches' mean tests over steps 30-39.
@@ -126,6 +128,10 @@ var checks = []check{
 	}},
 	{"ramp", "(ours, §12.7) cost ramped in from 0 to 0.3: held-out pass ≥ 0.5", func(o outcome) bool {
 		return o.ramped.PassRate >= 0.5
+	}},
+	// Ours: the book's closing claim of §12.5, that format errors leave under RL only when they cost reward.
+	{"priced errors", "(ours, §12.5) a malformed call that costs 0.1 or ends the episode: fewer held-out malformed calls per turn than the default's", func(o outcome) bool {
+		return o.priced.InvalidPerTurn < o.defaultHeld.InvalidPerTurn && o.stopped.InvalidPerTurn < o.defaultHeld.InvalidPerTurn
 	}},
 }
 
@@ -208,6 +214,8 @@ func run(baseCfg agentrl.BaseConfig, seeds, sampling []uint64) error {
 			o.ramped.PassRate, o.ramped.Reads, o.ramped.Turns)
 		fmt.Printf("  never submit  submit rate at steps 0, 5, 10, 15: %.2f %.2f %.2f %.2f (lowest in 5–15: %.2f)\n",
 			o.neverSubmit[0], o.neverSubmit[5], o.neverSubmit[10], o.neverSubmit[15], slices.Min(o.neverSubmit[5:16]))
+		fmt.Printf("  malformed     held-out malformed calls per turn / pass: costs a turn %.3f / %.3f; costs 0.1 %.3f / %.3f; ends the episode %.3f / %.3f\n",
+			d.InvalidPerTurn, d.PassRate, o.priced.InvalidPerTurn, o.priced.PassRate, o.stopped.InvalidPerTurn, o.stopped.PassRate)
 		fmt.Printf("  checks        %s\n", strings.Join(marks, " "))
 	}
 	fmt.Println()
@@ -286,6 +294,9 @@ func (l lab) runSeed(seed uint64) (outcome, error) {
 	if err := l.costRemedies(&o, cfg); err != nil {
 		return o, err
 	}
+	if err := l.pricedErrors(&o, cfg); err != nil {
+		return o, err
+	}
 
 	masked, err := agentrl.Cached(store, agentrl.Key("train_context", l.baseID, 1, cfg), agentrl.ModelCodec,
 		func() (*gomlxmodel.Model, error) { return agentrl.TrainContext(base, train, tok, 1, cfg, 40) })
@@ -313,14 +324,7 @@ func (l lab) runSeed(seed uint64) (outcome, error) {
 // but the lockstep sampler's draws shift as soon as one episode ends differently, so they are independent draws.
 func (l lab) earlyStop(seeds []uint64) error {
 	cfg := agentrl.DefaultRLConfig()
-	reward, err := cfg.Reward.Func()
-	if err != nil {
-		return err
-	}
-	stop := func() (agentrl.Env, error) {
-		env, err := agentrl.NewEditBudgetEnv(cfg.MaxTurns, reward, cfg.MaxEdits)
-		return &agentrl.EarlyStopEnv{EditBudgetEnv: env, MaxInvalid: 1}, err
-	}
+	stop := earlyStopEnv(cfg)
 	tokens := func(f agentrl.EnvFactory, seed uint64) (erred, perEpisode float64, err error) {
 		trajs, err := agentrl.SampleGroups(l.base, f, l.train, l.tok, cfg, agentrl.NewRNG(seed))
 		if err != nil {
@@ -429,6 +433,40 @@ func (l lab) costRemedies(o *outcome, cfg agentrl.RLConfig) error {
 		into *agentrl.Stats
 	}{{constant, &o.penalty}, {free, &o.allowance}, {ramped, &o.ramped}} {
 		if *e.into, err = agentrl.Evaluate(e.run.Policy, l.heldout, l.tok, 16, agentrl.NewRNG(7), penalty, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// earlyStopEnv makes cfg's environment wrapped in §12.5's EarlyStopEnv: one malformed call ends the episode.
+func earlyStopEnv(cfg agentrl.RLConfig) agentrl.EnvFactory {
+	return func() (agentrl.Env, error) {
+		reward, err := cfg.Reward.Func()
+		if err != nil {
+			return nil, err
+		}
+		env, err := agentrl.NewEditBudgetEnv(cfg.MaxTurns, reward, cfg.MaxEdits)
+		return &agentrl.EarlyStopEnv{EditBudgetEnv: env, MaxInvalid: 1}, err
+	}
+}
+
+// pricedErrors trains (or loads) the two default runs of 12.5's last section, in which a malformed call costs 0.1
+// reward or ends the episode, and evaluates them on the held-out tasks in the default environment.
+func (l lab) pricedErrors(o *outcome, cfg agentrl.RLConfig) error {
+	priced := cfg
+	priced.Reward.InvalidPenalty = 0.1
+	for _, e := range []struct {
+		cfg     agentrl.RLConfig
+		envName string
+		factory agentrl.EnvFactory
+		into    *agentrl.Stats
+	}{{priced, "", nil, &o.priced}, {cfg, "early_stop_1", earlyStopEnv(cfg), &o.stopped}} {
+		run, err := agentrl.TrainedRun(l.store, l.base, l.tok, l.train, e.cfg, 40, e.envName, e.factory)
+		if err != nil {
+			return err
+		}
+		if *e.into, err = agentrl.Evaluate(run.Policy, l.heldout, l.tok, 16, agentrl.NewRNG(7), cfg, nil); err != nil {
 			return err
 		}
 	}
