@@ -21,11 +21,13 @@ type RewardSpec struct {
 	FreeCalls      int     `json:",omitempty"` // calls not charged (ours; omitted from cache keys when 0)
 	WrongSubmit    float64 // added to a submission that fails the hidden tests (e.g. -1)
 	InvalidPenalty float64 // charged per malformed or unknown call
+	Unsubmitted    float64 `json:",omitempty"` // added to an episode that ends unsubmitted (ours; omitted from cache keys when 0)
 }
 
 // Func builds the reward function that the spec names (arl.make_reward).
 func (s RewardSpec) Func() (RewardFunc, error) {
-	return MakeReward(s.Kind, RewardOptions{StepPenalty: s.StepPenalty, FreeCalls: s.FreeCalls, WrongSubmit: s.WrongSubmit, InvalidPenalty: s.InvalidPenalty})
+	return MakeReward(s.Kind, RewardOptions{StepPenalty: s.StepPenalty, FreeCalls: s.FreeCalls, WrongSubmit: s.WrongSubmit,
+		InvalidPenalty: s.InvalidPenalty, Unsubmitted: s.Unsubmitted})
 }
 
 // RLConfig is arl.RLConfig: the environment, sampling and update settings of one RL run.

@@ -1,6 +1,7 @@
 package agentrl
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -203,6 +204,25 @@ func TestMakeReward(t *testing.T) {
 			t.Errorf("reward with 3 free calls(%+v) = %v, want %v", c.info, got, c.want)
 		}
 	}
+	// Section 12.7's fix for the agent that never submits: running out of turns scores like a failed submission.
+	fix, err := MakeReward(RewardHidden, RewardOptions{WrongSubmit: -1, Unsubmitted: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		info Info
+		want float64
+	}{
+		{Info{Submitted: true, HiddenPass: true, NTurns: 4, Stop: StopSubmitted}, 1},
+		{Info{Submitted: true, NTurns: 4, Stop: StopSubmitted}, -1},
+		{Info{NTurns: 6, Stop: StopMaxTurns}, -1},
+		{Info{HiddenPass: true, NTurns: 6, Stop: StopMaxTurns}, -1}, // a correct source left unsubmitted earns nothing
+		{Info{NTurns: 20, Stop: StopTruncated}, -1},
+	} {
+		if got := fix(c.info); got != c.want {
+			t.Errorf("reward with unsubmitted -1(%+v) = %v, want %v", c.info, got, c.want)
+		}
+	}
 	if _, err := MakeReward(RewardHidden, RewardOptions{FreeCalls: -1}); err == nil {
 		t.Error("negative FreeCalls accepted")
 	}
@@ -241,5 +261,28 @@ func TestLoggedEnvAndLogByStep(t *testing.T) {
 	}
 	if s := InfoStats(log); s.Episodes != 5 || s.SubmitRate != 0.8 {
 		t.Errorf("InfoStats %+v", s)
+	}
+}
+
+// The reward terms that are ours (FreeCalls, Unsubmitted) are left out of a RewardSpec's JSON when zero, so the cache
+// keys of the book's configurations do not depend on them; set, they change the key.
+func TestRewardSpecKeys(t *testing.T) {
+	book, err := json.Marshal(DefaultRLConfig().Reward)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{"FreeCalls", "Unsubmitted"} {
+		if strings.Contains(string(book), field) {
+			t.Errorf("the book's reward spec %s names %s", book, field)
+		}
+	}
+	free, unsubmitted := DefaultRLConfig(), DefaultRLConfig()
+	free.Reward.FreeCalls, unsubmitted.Reward.Unsubmitted = 3, -1
+	keys := map[string]bool{}
+	for _, cfg := range []RLConfig{DefaultRLConfig(), free, unsubmitted} {
+		keys[Key("train_rl", cfg)] = true
+	}
+	if len(keys) != 3 {
+		t.Errorf("%d distinct keys for three reward specs", len(keys))
 	}
 }

@@ -34,6 +34,9 @@ type RewardOptions struct {
 	FreeCalls      int     // calls not charged the step penalty (0: every call is charged, as in the book)
 	WrongSubmit    float64 // added when the policy submits a failing program (e.g. -1)
 	InvalidPenalty float64 // subtracted per malformed call (NInvalid)
+	// Unsubmitted is added when the episode ends without a submission (turn budget, context, early stop): 0 in
+	// the book's reward; at most WrongSubmit makes running out of turns the worst outcome (Section 12.7's fix).
+	Unsubmitted float64
 }
 
 // RewardHidden is the only reward kind: the hidden-test verdict.
@@ -41,11 +44,12 @@ const RewardHidden = "hidden"
 
 // MakeReward is arl.make_reward:
 //
-//	R = [submitted ∧ hidden_pass] + WrongSubmit·[submitted ∧ ¬hidden_pass]
+//	R = [submitted ∧ hidden_pass] + WrongSubmit·[submitted ∧ ¬hidden_pass] + Unsubmitted·[¬submitted]
 //	    − StepPenalty·max(NTurns − FreeCalls, 0) − InvalidPenalty·NInvalid
 //
-// so an unsubmitted episode scores 0 before penalties. FreeCalls is ours, not the book's: the "free allowance"
-// remedy of Section 12.7's first design problem.
+// so with the book's options an unsubmitted episode scores 0 before penalties. FreeCalls and Unsubmitted are
+// ours, not the book's options: the "free allowance" remedy of Section 12.7's first design problem, and the
+// default fix of its second (make running out of turns at least as bad as a failed submission).
 func MakeReward(kind string, opt RewardOptions) (RewardFunc, error) {
 	if kind != RewardHidden {
 		return nil, fmt.Errorf("make reward: unknown kind %q (want %q)", kind, RewardHidden)
@@ -59,6 +63,8 @@ func MakeReward(kind string, opt RewardOptions) (RewardFunc, error) {
 			r = 1
 		} else if i.Submitted {
 			r = opt.WrongSubmit
+		} else {
+			r = opt.Unsubmitted
 		}
 		return r - opt.StepPenalty*float64(max(i.NTurns-opt.FreeCalls, 0)) - opt.InvalidPenalty*float64(i.NInvalid)
 	}, nil

@@ -12,7 +12,8 @@
 //
 // Per seed it trains the three credit arms of §12.2 (outcome GRPO, token GAE and turn GAE, with the 0.05 step
 // cost), the default run (§12.3), the 3-turn arm and the 0.3-cost arm (§12.3) with the two remedies that §12.7
-// runs on it (ours: 3 free calls, a cost ramped in), the keep_obs=1 policy (§12.4), and two default runs in which a
+// runs on it (ours: 3 free calls, a cost ramped in), the never-submit run with and without its fix (§12.7, the fix
+// ours to run: running out of turns scored −1), the keep_obs=1 policy (§12.4), and two default runs in which a
 // malformed call costs reward (§12.5, ours: 0.1 per call, or the episode), about 4 minutes on XLA and 10 on the
 // pure-Go backend; results go to the result store, so a second call is quick. The base agent and
 // the warmed-up critic are the notebooks' ones (unless -base-seed draws another base agent): only the RL
@@ -76,6 +77,7 @@ type outcome struct {
 	penaltyReward                float64       // its batch reward, mean of steps 30-39
 	allowance, ramped            agentrl.Stats // §12.7's remedies (ours): first 3 calls free; cost ramped 0 → 0.3
 	neverSubmit                  []float64     // §12.7 never-submit run (wrong submission −1): submit rate per step
+	fixedSubmit                  []float64     // the same with running out of turns scored −1 (the fix): submit rate per step
 	priced, stopped              agentrl.Stats // §12.5 (ours) default runs where a malformed call costs 0.1 or ends the episode
 }
 
@@ -128,6 +130,10 @@ var checks = []check{
 	}},
 	{"ramp", "(ours, §12.7) cost ramped in from 0 to 0.3: held-out pass ≥ 0.5", func(o outcome) bool {
 		return o.ramped.PassRate >= 0.5
+	}},
+	// Ours: §12.7's default fix for the agent that never submits, run.
+	{"never-submit fix", "(ours, §12.7) running out of turns scored −1: the submit rate over steps 5–15 never falls below step 0's", func(o outcome) bool {
+		return slices.Min(o.fixedSubmit[5:16]) >= o.fixedSubmit[0]
 	}},
 	// Ours: the book's closing claim of §12.5, that format errors leave under RL only when they cost reward.
 	{"priced errors", "(ours, §12.5) a malformed call that costs 0.1 or ends the episode: fewer held-out malformed calls per turn than the default's", func(o outcome) bool {
@@ -214,6 +220,8 @@ func run(baseCfg agentrl.BaseConfig, seeds, sampling []uint64) error {
 			o.ramped.PassRate, o.ramped.Reads, o.ramped.Turns)
 		fmt.Printf("  never submit  submit rate at steps 0, 5, 10, 15: %.2f %.2f %.2f %.2f (lowest in 5–15: %.2f)\n",
 			o.neverSubmit[0], o.neverSubmit[5], o.neverSubmit[10], o.neverSubmit[15], slices.Min(o.neverSubmit[5:16]))
+		fmt.Printf("  fixed         the same with running out of turns scored −1: %.2f %.2f %.2f %.2f (lowest in 5–15: %.2f)\n",
+			o.fixedSubmit[0], o.fixedSubmit[5], o.fixedSubmit[10], o.fixedSubmit[15], slices.Min(o.fixedSubmit[5:16]))
 		fmt.Printf("  malformed     held-out malformed calls per turn / pass: costs a turn %.3f / %.3f; costs 0.1 %.3f / %.3f; ends the episode %.3f / %.3f\n",
 			d.InvalidPerTurn, d.PassRate, o.priced.InvalidPerTurn, o.priced.PassRate, o.stopped.InvalidPerTurn, o.stopped.PassRate)
 		fmt.Printf("  checks        %s\n", strings.Join(marks, " "))
@@ -395,7 +403,7 @@ func (l lab) creditArms(o *outcome, seed uint64) error {
 	return nil
 }
 
-// costRemedies trains (or loads) the never-submit run of §12.7, the 0.3 step-cost run of §12.3 and the two
+// costRemedies trains (or loads) the never-submit run of §12.7 with and without its fix, the 0.3 step-cost run of §12.3 and the two
 // remedies 12.7 runs on it (a free allowance of 3 calls, a cost ramped in over the 40 steps), and evaluates them
 // as the notebooks do.
 func (l lab) costRemedies(o *outcome, cfg agentrl.RLConfig) error {
@@ -414,6 +422,15 @@ func (l lab) costRemedies(o *outcome, cfg agentrl.RLConfig) error {
 	}
 	for _, h := range neverRun.History {
 		o.neverSubmit = append(o.neverSubmit, h.SubmitRate)
+	}
+	fixed := never
+	fixed.Reward.Unsubmitted = -1
+	fixedRun, err := agentrl.TrainedRun(l.store, l.base, l.tok, l.train, fixed, 40, "", nil)
+	if err != nil {
+		return err
+	}
+	for _, h := range fixedRun.History {
+		o.fixedSubmit = append(o.fixedSubmit, h.SubmitRate)
 	}
 	allowance := penalty
 	allowance.Reward.FreeCalls = 3
