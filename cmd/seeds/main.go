@@ -403,9 +403,9 @@ func (l lab) creditArms(o *outcome, seed uint64) error {
 	return nil
 }
 
-// costRemedies trains (or loads) the never-submit run of §12.7 with and without its fix, the 0.3 step-cost run of §12.3 and the two
-// remedies 12.7 runs on it (a free allowance of 3 calls, a cost ramped in over the 40 steps), and evaluates them
-// as the notebooks do.
+// costRemedies trains (or loads) the never-submit run of §12.7 with and without its fix, the 0.3 step-cost run of
+// §12.3 and the two remedies 12.7 runs on it (a free allowance of 3 calls, a cost ramped in over the 40 steps), and
+// evaluates them as the notebooks do.
 func (l lab) costRemedies(o *outcome, cfg agentrl.RLConfig) error {
 	penalty := cfg
 	penalty.Reward.StepPenalty = 0.3
@@ -416,21 +416,13 @@ func (l lab) costRemedies(o *outcome, cfg agentrl.RLConfig) error {
 	o.penaltyReward = mean(constant.History[30:40], func(s agentrl.Stats) float64 { return s.Reward })
 	never := cfg
 	never.Reward.WrongSubmit = -1
-	neverRun, err := agentrl.TrainedRun(l.store, l.base, l.tok, l.train, never, 40, "", nil)
-	if err != nil {
-		return err
-	}
-	for _, h := range neverRun.History {
-		o.neverSubmit = append(o.neverSubmit, h.SubmitRate)
-	}
 	fixed := never
 	fixed.Reward.Unsubmitted = -1
-	fixedRun, err := agentrl.TrainedRun(l.store, l.base, l.tok, l.train, fixed, 40, "", nil)
-	if err != nil {
+	if o.neverSubmit, err = l.submitRates(never); err != nil {
 		return err
 	}
-	for _, h := range fixedRun.History {
-		o.fixedSubmit = append(o.fixedSubmit, h.SubmitRate)
+	if o.fixedSubmit, err = l.submitRates(fixed); err != nil {
+		return err
 	}
 	allowance := penalty
 	allowance.Reward.FreeCalls = 3
@@ -488,6 +480,19 @@ func (l lab) pricedErrors(o *outcome, cfg agentrl.RLConfig) error {
 		}
 	}
 	return nil
+}
+
+// submitRates trains (or loads) 40 steps of cfg and returns the submit rate of each step's batch.
+func (l lab) submitRates(cfg agentrl.RLConfig) ([]float64, error) {
+	run, err := agentrl.TrainedRun(l.store, l.base, l.tok, l.train, cfg, 40, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	rates := make([]float64, len(run.History))
+	for i, h := range run.History {
+		rates[i] = h.SubmitRate
+	}
+	return rates, nil
 }
 
 // mean is the mean of f over a stretch of a training history.
