@@ -182,18 +182,26 @@ func (c BaseConfig) Demonstrations(tasks []Task, tok *Tokenizer) ([]Trajectory, 
 // the policy tokens of c.BatchSize demonstrations drawn at random, the learning rate decaying linearly from
 // c.LR to c.LR/10.
 func TrainBase(tasks []Task, tok *Tokenizer, c BaseConfig) (*gomlxmodel.Model, error) {
+	return trainBase(tasks, tok, c, nil)
+}
+
+// trainBase is TrainBase, resumed from the progress res holds and saving its progress there.
+func trainBase(tasks []Task, tok *Tokenizer, c BaseConfig, res *resumer) (*gomlxmodel.Model, error) {
 	demos, err := c.Demonstrations(tasks, tok)
 	if err != nil {
 		return nil, fmt.Errorf("base agent: %w", err)
 	}
-	model, err := gomlxmodel.New(gomlxmodel.DefaultConfig(tok.VocabSize()), int64(c.Seed))
-	if err != nil {
+	first, src := 0, newPCG(c.Seed+1)
+	var model *gomlxmodel.Model
+	if p, saved := res.restore(); p != nil {
+		first, src, model = p.Step, saved, p.Run.Policy
+	} else if model, err = gomlxmodel.New(gomlxmodel.DefaultConfig(tok.VocabSize()), int64(c.Seed)); err != nil {
 		return nil, fmt.Errorf("base agent: %w", err)
 	}
-	rng := NewRNG(c.Seed + 1)
+	rng := rand.New(src)
 	loss := gomlxmodel.LossConfig{Kind: "reinforce", Aggregation: TokenMean, LR: c.LR, MaxGradNorm: 1}
-	prog := NewProgress("base agent", c.Steps)
-	for step := range c.Steps {
+	prog := NewProgress("base agent", c.Steps).resumeAt(first)
+	for step := first; step < c.Steps; step++ {
 		idx := make([]int, c.BatchSize)
 		for i := range idx {
 			idx[i] = rng.IntN(len(demos))
@@ -207,6 +215,11 @@ func TrainBase(tasks []Task, tok *Tokenizer, c BaseConfig) (*gomlxmodel.Model, e
 			return nil, fmt.Errorf("base agent step %d: %w", step, err)
 		}
 		prog.Done(step, fmt.Sprintf("cross-entropy %.3f", stats.Loss))
+		if err := res.stepDone(step, c.Steps, func() *progress {
+			return &progress{Step: step + 1, RNG: pcgState(src), Run: &Run{Policy: model}}
+		}); err != nil {
+			return nil, fmt.Errorf("base agent: %w", err)
+		}
 	}
 	// The base agent is its weights, as the book's rl_base is a network loaded from earlier chapters: every
 	// training run that starts from it starts a fresh Adam, not the moments of this supervised schedule.
@@ -229,11 +242,11 @@ func BaseKey(tok *Tokenizer, c BaseConfig) string { return Key("rl_base", c, tok
 
 // BaseFrom returns the base agent trained with c, from store when present.
 func BaseFrom(store *Store, tok *Tokenizer, c BaseConfig) (*gomlxmodel.Model, error) {
-	return Cached(store, BaseKey(tok, c), ModelCodec, func() (*gomlxmodel.Model, error) {
+	return cachedResumable(store, BaseKey(tok, c), ModelCodec, func(res *resumer) (*gomlxmodel.Model, error) {
 		tasks, err := MakeTasks(SplitTrain)
 		if err != nil {
 			return nil, err
 		}
-		return TrainBase(tasks, tok, c)
+		return trainBase(tasks, tok, c, res)
 	})
 }

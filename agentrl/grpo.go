@@ -2,6 +2,7 @@ package agentrl
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/agentrl-go/agentrl/gomlxmodel"
@@ -30,28 +31,41 @@ func TrainRL(policy *gomlxmodel.Model, tasks []Task, tok *Tokenizer, cfg RLConfi
 // cfgAt(0).Seed. TrainRampedPenalty schedules the step penalty this way.
 func TrainRLSchedule(policy *gomlxmodel.Model, tasks []Task, tok *Tokenizer, steps int, cfgAt func(step int) RLConfig,
 	factory EnvFactory) ([]StepStats, error) {
-	rng := NewRNG(cfgAt(0).Seed)
-	prog := NewProgress("train_rl", steps)
-	history := make([]StepStats, 0, steps)
-	for step := range steps {
+	run := &Run{Policy: policy}
+	err := trainRL(run, newPCG(cfgAt(0).Seed), tasks, tok, steps, cfgAt, factory, nil)
+	return run.History, err
+}
+
+// trainRL runs steps len(run.History) to steps-1 of a TrainRLSchedule run on run.Policy, drawing from src and
+// appending to run.History; res saves its progress.
+func trainRL(run *Run, src *rand.PCG, tasks []Task, tok *Tokenizer, steps int, cfgAt func(step int) RLConfig,
+	factory EnvFactory, res *resumer) error {
+	rng := rand.New(src)
+	prog := NewProgress("train_rl", steps).resumeAt(len(run.History))
+	for step := len(run.History); step < steps; step++ {
 		cfg := cfgAt(step)
 		t0 := time.Now()
-		trajs, _, err := SampleStep(policy, factory, tasks, tok, cfg, rng)
+		trajs, _, err := SampleStep(run.Policy, factory, tasks, tok, cfg, rng)
 		if err != nil {
-			return history, fmt.Errorf("train_rl step %d: %w", step, err)
+			return fmt.Errorf("train_rl step %d: %w", step, err)
 		}
 		t1 := time.Now()
 		batch := Collate(trajs, tok.PadID)
 		adv := ComputeAdvantages(batch.Rewards, cfg.GroupSize)
-		if _, err := RLUpdate(policy, batch, BroadcastAdvantages(adv, Rows(batch.ActionMask, batch.T-1)), cfg, rng); err != nil {
-			return history, fmt.Errorf("train_rl step %d: %w", step, err)
+		if _, err := RLUpdate(run.Policy, batch, BroadcastAdvantages(adv, Rows(batch.ActionMask, batch.T-1)), cfg, rng); err != nil {
+			return fmt.Errorf("train_rl step %d: %w", step, err)
 		}
 		s := BehaviorStats(trajs)
-		history = append(history, StepStats{Step: step, Stats: s})
+		run.History = append(run.History, StepStats{Step: step, Stats: s})
 		prog.Done(step, fmt.Sprintf("pass %.2f reward %+.2f turns %.2f | sample %.1fs update %.1fs",
 			s.PassRate, s.Reward, s.Turns, t1.Sub(t0).Seconds(), time.Since(t1).Seconds()))
+		if err := res.stepDone(step, steps, func() *progress {
+			return &progress{Step: step + 1, RNG: pcgState(src), Run: run}
+		}); err != nil {
+			return fmt.Errorf("train_rl: %w", err)
+		}
 	}
-	return history, nil
+	return nil
 }
 
 // Select returns the rows idx of the batch (rows may repeat), as a new batch of the same width.
@@ -113,13 +127,17 @@ func TrainedRun(store *Store, base *gomlxmodel.Model, tok *Tokenizer, tasks []Ta
 		return nil, err
 	}
 	key := Key("train_rl", baseID, TaskNames(tasks), cfg, steps, envName)
-	return Cached(store, key, RunCodec, func() (*Run, error) {
-		policy, err := base.Clone()
-		if err != nil {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cachedResumable(store, key, RunCodec, func(res *resumer) (*Run, error) {
+		run, src := &Run{}, newPCG(cfg.Seed)
+		if p, saved := res.restore(); p != nil {
+			run, src = p.Run, saved
+		} else if run.Policy, err = base.Clone(); err != nil {
 			return nil, err
 		}
-		run := &Run{Policy: policy}
-		run.History, err = TrainRL(policy, tasks, tok, cfg, steps, Logged(factory, &run.Log))
+		err := trainRL(run, src, tasks, tok, steps, func(int) RLConfig { return cfg }, Logged(factory, &run.Log), res)
 		return run, err
 	})
 }

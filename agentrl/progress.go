@@ -24,6 +24,7 @@ func defaultProgressOutput() io.Writer {
 type Progress struct {
 	name     string
 	n        int
+	first    int // the first step this process runs (a resumed run starts after 0)
 	start    time.Time
 	last     time.Time
 	interval time.Duration
@@ -35,6 +36,12 @@ func NewProgress(name string, n int) *Progress {
 	return &Progress{name: name, n: n, start: now, last: now, interval: 15 * time.Second}
 }
 
+// resumeAt makes the estimates count from step first, where a resumed run starts.
+func (p *Progress) resumeAt(first int) *Progress {
+	p.first = first
+	return p
+}
+
 // Done records that step i (0-based) finished, with an optional detail.
 func (p *Progress) Done(i int, detail string) {
 	now := time.Now()
@@ -43,7 +50,7 @@ func (p *Progress) Done(i int, detail string) {
 	}
 	p.last = now
 	elapsed := now.Sub(p.start)
-	eta := time.Duration(float64(elapsed) / float64(i+1) * float64(p.n-i-1))
+	eta := time.Duration(float64(elapsed) / float64(i+1-p.first) * float64(p.n-i-1))
 	fmt.Fprintf(ProgressOutput, "progress: %s step %d/%d | elapsed %s | remaining %s | %s\n", p.name, i+1, p.n,
 		elapsed.Round(time.Second), eta.Round(time.Second), detail)
 }

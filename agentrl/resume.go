@@ -1,0 +1,164 @@
+package agentrl
+
+// Resuming interrupted runs. The long computations that the library caches (the base agent, TrainedRun) save
+// their state in the result store while they run: every CheckpointInterval of wall time, and at the end of the
+// step during which the process received an interrupt (Jupyter's "interrupt the kernel" sends SIGINT to the
+// cell's program). Run again, the same computation finds that state under its key and goes on from it. The
+// state is everything the remaining steps read (the model with its optimizer moments and step count, the run
+// generator's state, the history and episode log so far), so a resumed run is bit-identical to one that was
+// never interrupted.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"time"
+)
+
+// ErrInterrupted is wrapped by the error of a resumable computation that stopped on an interrupt after saving
+// its progress.
+var ErrInterrupted = errors.New("interrupted")
+
+// CheckpointInterval is the wall time between two saves of a running computation's progress. A process killed
+// outright (no interrupt first) loses at most this much work.
+var CheckpointInterval = 30 * time.Second
+
+// progress is a resumable computation's state after Step steps.
+type progress struct {
+	Step int
+	RNG  []byte // the run generator's state (rand.PCG's binary form)
+	Run  *Run   // the run so far; for the base agent, its model only
+}
+
+var progressCodec = Codec[*progress]{
+	Encode: func(w io.Writer, p *progress) error {
+		if err := binary.Write(w, binary.LittleEndian, [2]uint64{uint64(p.Step), uint64(len(p.RNG))}); err != nil {
+			return err
+		}
+		if _, err := w.Write(p.RNG); err != nil {
+			return err
+		}
+		return RunCodec.Encode(w, p.Run)
+	},
+	Decode: func(r io.Reader) (*progress, error) {
+		var head [2]uint64
+		if err := binary.Read(r, binary.LittleEndian, &head); err != nil {
+			return nil, err
+		}
+		if head[1] > 1<<10 {
+			return nil, fmt.Errorf("generator state of %d bytes", head[1])
+		}
+		p := &progress{Step: int(head[0]), RNG: make([]byte, head[1])}
+		if _, err := io.ReadFull(r, p.RNG); err != nil {
+			return nil, err
+		}
+		var err error
+		p.Run, err = RunCodec.Decode(r)
+		return p, err
+	},
+}
+
+// watchInterrupts and stopWatching route SIGINT to a channel while a resumable computation runs (tests replace
+// them).
+var (
+	watchInterrupts = func(c chan<- os.Signal) { signal.Notify(c, os.Interrupt) }
+	stopWatching    = func(c chan<- os.Signal) { signal.Stop(c) }
+)
+
+// resumer saves and restores the progress of the computation cached under one key. A nil *resumer does nothing:
+// the public training loops run without one.
+type resumer struct {
+	store     *Store
+	key       string // the progress entry's key: the result's key + ".partial"
+	lastSave  time.Time
+	interrupt chan os.Signal
+}
+
+// cachedResumable is Cached for a computation that saves its progress through a resumer. The progress entry is
+// removed once the result is stored.
+func cachedResumable[T any](s *Store, key string, codec Codec[T], compute func(*resumer) (T, error)) (T, error) {
+	r := &resumer{store: s, key: key + ".partial"}
+	v, err := Cached(s, key, codec, func() (T, error) {
+		r.lastSave, r.interrupt = time.Now(), make(chan os.Signal, 1)
+		watchInterrupts(r.interrupt)
+		defer stopWatching(r.interrupt)
+		return compute(r)
+	})
+	if err == nil {
+		if rmErr := s.Reset(r.key); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
+			fmt.Fprintf(ProgressOutput, "cache: could not remove %s: %v\n", r.key, rmErr)
+		}
+	}
+	return v, err
+}
+
+// restore returns the saved progress and its generator, or nil when there is none (or none usable: the
+// computation then starts over).
+func (r *resumer) restore() (*progress, *rand.PCG) {
+	if r == nil {
+		return nil, nil
+	}
+	p, err := load(r.store, r.key, progressCodec)
+	var src *rand.PCG
+	if err == nil {
+		src = new(rand.PCG)
+		err = src.UnmarshalBinary(p.RNG)
+	}
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(ProgressOutput, "cache: %s unusable (%v): starting over\n", r.key, err)
+		}
+		return nil, nil
+	}
+	fmt.Fprintf(ProgressOutput, "cache: resuming %s after step %d\n", r.key, p.Step)
+	return p, src
+}
+
+// stepDone is called after step (0-based) of steps. It saves the progress that state returns when
+// CheckpointInterval has passed since the last save, or when an interrupt arrived; after an interrupt it returns
+// an error wrapping ErrInterrupted. Nothing is saved after the last step: the result itself is stored next.
+func (r *resumer) stepDone(step, steps int, state func() *progress) error {
+	if r == nil || step+1 == steps {
+		return nil
+	}
+	interrupted := false
+	select {
+	case <-r.interrupt:
+		interrupted = true
+		stopWatching(r.interrupt) // a second interrupt stops the process at once
+	default:
+	}
+	if !interrupted && time.Since(r.lastSave) < CheckpointInterval {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := progressCodec.Encode(&buf, state()); err != nil {
+		return fmt.Errorf("cache: encode %s: %w", r.key, err)
+	}
+	if err := r.store.save(r.key, buf.Bytes()); err != nil {
+		return err
+	}
+	r.lastSave = time.Now()
+	if interrupted {
+		return fmt.Errorf("%w after step %d of %d; progress saved as %s: run it again to resume", ErrInterrupted,
+			step+1, steps, r.key)
+	}
+	return nil
+}
+
+// newPCG is the source of NewRNG(seed), kept apart so that its state can be saved.
+func newPCG(seed uint64) *rand.PCG { return rand.NewPCG(seed, 0x9e3779b97f4a7c15) }
+
+// pcgState is src's state, for progress.RNG.
+func pcgState(src *rand.PCG) []byte {
+	state, err := src.MarshalBinary()
+	if err != nil {
+		panic(err) // PCG's MarshalBinary cannot fail
+	}
+	return state
+}

@@ -1,0 +1,261 @@
+package agentrl
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// interruptOnce makes the next resumable computation see an interrupt as soon as its first step ends, as if the
+// user had interrupted the kernel during that step; later ones see none. The real hooks come back when the test
+// ends.
+func interruptOnce(t *testing.T) {
+	t.Helper()
+	watch, stop := watchInterrupts, stopWatching
+	t.Cleanup(func() { watchInterrupts, stopWatching = watch, stop })
+	fired := false
+	watchInterrupts = func(c chan<- os.Signal) {
+		if !fired {
+			fired = true
+			c <- os.Interrupt
+		}
+	}
+	stopWatching = func(chan<- os.Signal) {}
+}
+
+// failingFrom is factory, failing from its nth call on: a crash in the middle of a step.
+func failingFrom(factory EnvFactory, n int) EnvFactory {
+	calls := 0
+	return func() (Env, error) {
+		if calls++; calls >= n {
+			return nil, errors.New("crash")
+		}
+		return factory()
+	}
+}
+
+// transcripts records what each environment a factory makes sees: its prompt and every call it is sent. The
+// tasks and calls of a step come from the run's generator, so a resumed run that restored the wrong generator
+// state shows here even when its statistics happen to match (an untrained policy's often do).
+type transcripts []*strings.Builder
+
+func (tr *transcripts) of(factory EnvFactory) EnvFactory {
+	return func() (Env, error) {
+		env, err := factory()
+		if err != nil {
+			return nil, err
+		}
+		b := new(strings.Builder)
+		*tr = append(*tr, b)
+		return recordingEnv{env, b}, nil
+	}
+}
+
+type recordingEnv struct {
+	Env
+	b *strings.Builder
+}
+
+func (r recordingEnv) Reset(task Task) string {
+	obs := r.Env.Reset(task)
+	r.b.WriteString(obs)
+	return obs
+}
+
+func (r recordingEnv) Step(action string) (string, float64, bool, Info) {
+	r.b.WriteString(action)
+	return r.Env.Step(action)
+}
+
+func (tr transcripts) texts() []string {
+	out := make([]string, len(tr))
+	for i, b := range tr {
+		out[i] = b.String()
+	}
+	return out
+}
+
+func encodeRun(t *testing.T, r *Run) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := RunCodec.Encode(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func partialEntries(t *testing.T, s *Store) []string {
+	t.Helper()
+	entries, err := filepath.Glob(filepath.Join(s.Dir(), "*.partial.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries
+}
+
+// TestTrainedRunResumes stops a TrainedRun in several ways and runs it again: each time the result is
+// bit-identical to the run that was never stopped (policy with its optimizer state, history, episode log), and
+// the saved progress is gone once the result is stored.
+func TestTrainedRunResumes(t *testing.T) {
+	tok, train := testSetup(t)
+	base := tinyPolicy(t, tok)
+	cfg := DefaultRLConfig()
+	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns = 2, 4, 3
+	const steps, perStep = 4, 8 // environments made per step: PromptsPerStep × GroupSize
+	env := EnvFactoryOf(cfg)
+
+	var refSeen transcripts
+	ref, err := TrainedRun(mustStore(t), base, tok, train, cfg, steps, "test", refSeen.of(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := encodeRun(t, ref)
+
+	tests := []struct {
+		name string
+		stop func(t *testing.T) EnvFactory // prepares the stop; returns the factory of the stopped run
+		// saved is the number of steps the stopped run saved (0: nothing to resume from).
+		saved   int
+		wantErr error
+	}{
+		{"interrupt", func(t *testing.T) EnvFactory { interruptOnce(t); return env }, 1, ErrInterrupted},
+		{"crash after periodic saves", func(t *testing.T) EnvFactory {
+			setInterval(t, 0)
+			return failingFrom(env, 2*perStep+1) // fails while sampling step 2
+		}, 2, nil},
+		{"crash before any save", func(t *testing.T) EnvFactory {
+			setInterval(t, time.Hour)
+			return failingFrom(env, 2*perStep+1)
+		}, 0, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			store := mustStore(t)
+			_, err := TrainedRun(store, base, tok, train, cfg, steps, "test", tc.stop(t))
+			if err == nil || tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+				t.Fatalf("stopped run: error %v, want %v", err, tc.wantErr)
+			}
+			entries := partialEntries(t, store)
+			if tc.saved == 0 {
+				if len(entries) != 0 {
+					t.Fatalf("progress saved: %v", entries)
+				}
+			} else {
+				if len(entries) != 1 {
+					t.Fatalf("progress entries %v, want one", entries)
+				}
+				key := filepath.Base(entries[0])
+				p, err := load(store, key[:len(key)-len(".bin")], progressCodec)
+				if err != nil || p.Step != tc.saved || len(p.Run.History) != tc.saved || len(p.Run.Log) != tc.saved*perStep {
+					t.Fatalf("saved progress %+v (err %v), want %d steps", p, err, tc.saved)
+				}
+			}
+			var seen transcripts
+			got, err := TrainedRun(store, base, tok, train, cfg, steps, "test", seen.of(env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(seen.texts(), refSeen.texts()[tc.saved*perStep:]) {
+				t.Errorf("the run again did not replay the uninterrupted run's steps %d to %d (%d episodes, want %d)",
+					tc.saved, steps-1, len(seen), (steps-tc.saved)*perStep)
+			}
+			if !bytes.Equal(encodeRun(t, got), want) {
+				t.Fatal("resumed run differs from the uninterrupted one")
+			}
+			if entries := partialEntries(t, store); len(entries) != 0 {
+				t.Fatalf("progress left after the result was stored: %v", entries)
+			}
+		})
+	}
+}
+
+// TestCorruptProgressStartsOver checks that damaged progress is not trusted: the run starts over and still
+// gives the uninterrupted result.
+func TestCorruptProgressStartsOver(t *testing.T) {
+	tok, train := testSetup(t)
+	base := tinyPolicy(t, tok)
+	cfg := DefaultRLConfig()
+	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns = 2, 4, 3
+	env := EnvFactoryOf(cfg)
+	ref, err := TrainedRun(mustStore(t), base, tok, train, cfg, 3, "test", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := mustStore(t)
+	interruptOnce(t)
+	if _, err := TrainedRun(store, base, tok, train, cfg, 3, "test", env); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("error %v, want ErrInterrupted", err)
+	}
+	entries := partialEntries(t, store)
+	if len(entries) != 1 {
+		t.Fatalf("progress entries %v", entries)
+	}
+	data, err := os.ReadFile(entries[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0xff
+	if err := os.WriteFile(entries[0], data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	ProgressOutput = &log
+	t.Cleanup(func() { ProgressOutput = defaultProgressOutput() })
+	got, err := TrainedRun(store, base, tok, train, cfg, 3, "test", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(encodeRun(t, got), encodeRun(t, ref)) {
+		t.Fatal("run started over differs from the uninterrupted one")
+	}
+	if !bytes.Contains(log.Bytes(), []byte("unusable")) || bytes.Contains(log.Bytes(), []byte("resuming")) {
+		t.Fatalf("log:\n%s", log.String())
+	}
+}
+
+// TestBaseResumes interrupts the base agent's supervised training after its first step and trains it again.
+func TestBaseResumes(t *testing.T) {
+	tok, _ := testSetup(t)
+	c := DefaultBaseConfig()
+	c.Demos, c.MappingDemos, c.Steps, c.BatchSize = 32, 32, 3, 4
+	ref, err := BaseFrom(mustStore(t), tok, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := mustStore(t)
+	interruptOnce(t)
+	if _, err := BaseFrom(store, tok, c); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("error %v, want ErrInterrupted", err)
+	}
+	got, err := BaseFrom(store, tok, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := fingerprintOf(t, got), fingerprintOf(t, ref); a != b {
+		t.Fatalf("resumed base agent %s, uninterrupted %s", a, b)
+	}
+	if entries := partialEntries(t, store); len(entries) != 0 {
+		t.Fatalf("progress left: %v", entries)
+	}
+}
+
+func mustStore(t *testing.T) *Store {
+	t.Helper()
+	s, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func setInterval(t *testing.T, d time.Duration) {
+	t.Helper()
+	old := CheckpointInterval
+	t.Cleanup(func() { CheckpointInterval = old })
+	CheckpointInterval = d
+}
