@@ -34,7 +34,9 @@
 // SampleStep, ContextRolloutBatch), advantages (ComputeAdvantages, GAEAdvantages, TurnAdvantages), the update
 // (RLUpdate), the GRPO loop (TrainRL), evaluation (Evaluate, EvaluateContext), the RL base agent (MakeRLBase,
 // trained on scripted demonstrations, see BaseConfig) and the result store (Store, Cached) that lets notebook
-// cells, each a separate program under GoNB, reuse what earlier cells computed.
+// cells, each a separate program under GoNB, reuse what earlier cells computed. The base agent and TrainedRun
+// save their progress there while they train (every CheckpointInterval, and when the process is interrupted), so
+// an interrupted cell, run again, resumes bit-identically (ErrInterrupted).
 //
 // # One-hop naming: arl name → Go name (gym)
 //
