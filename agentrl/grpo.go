@@ -134,8 +134,12 @@ func TrainedRun(store *Store, base *gomlxmodel.Model, tok *Tokenizer, tasks []Ta
 		run, src := &Run{}, newPCG(cfg.Seed)
 		if p, saved := res.restore(); p != nil {
 			run, src = p.Run, saved
-		} else if run.Policy, err = base.Clone(); err != nil {
-			return nil, err
+		} else {
+			policy, err := base.Clone()
+			if err != nil {
+				return nil, err
+			}
+			run.Policy = policy
 		}
 		err := trainRL(run, src, tasks, tok, steps, func(int) RLConfig { return cfg }, Logged(factory, &run.Log), res)
 		return run, err
