@@ -215,8 +215,8 @@ func trainBase(tasks []Task, tok *Tokenizer, c BaseConfig, res *resumer) (*gomlx
 			return nil, fmt.Errorf("base agent step %d: %w", step, err)
 		}
 		prog.Done(step, fmt.Sprintf("cross-entropy %.3f", stats.Loss))
-		if err := res.stepDone(step, c.Steps, func() *progress {
-			return &progress{Step: step + 1, RNG: pcgState(src), Run: &Run{Policy: model}}
+		if err := res.stepDone(step, c.Steps, func() *checkpoint {
+			return &checkpoint{Step: step + 1, RNG: pcgState(src), Run: &Run{Policy: model}}
 		}); err != nil {
 			return nil, fmt.Errorf("base agent: %w", err)
 		}

@@ -59,8 +59,8 @@ func trainRL(run *Run, src *rand.PCG, tasks []Task, tok *Tokenizer, steps int, c
 		run.History = append(run.History, StepStats{Step: step, Stats: s})
 		prog.Done(step, fmt.Sprintf("pass %.2f reward %+.2f turns %.2f | sample %.1fs update %.1fs",
 			s.PassRate, s.Reward, s.Turns, t1.Sub(t0).Seconds(), time.Since(t1).Seconds()))
-		if err := res.stepDone(step, steps, func() *progress {
-			return &progress{Step: step + 1, RNG: pcgState(src), Run: run}
+		if err := res.stepDone(step, steps, func() *checkpoint {
+			return &checkpoint{Step: step + 1, RNG: pcgState(src), Run: run}
 		}); err != nil {
 			return fmt.Errorf("train_rl: %w", err)
 		}

@@ -28,15 +28,15 @@ var ErrInterrupted = errors.New("interrupted")
 // outright (no interrupt first) loses at most this much work.
 var CheckpointInterval = 30 * time.Second
 
-// progress is a resumable computation's state after Step steps.
-type progress struct {
+// checkpoint is a resumable computation's state after Step steps.
+type checkpoint struct {
 	Step int
 	RNG  []byte // the run generator's state (rand.PCG's binary form)
 	Run  *Run   // the run so far; for the base agent, its model only
 }
 
-var progressCodec = Codec[*progress]{
-	Encode: func(w io.Writer, p *progress) error {
+var checkpointCodec = Codec[*checkpoint]{
+	Encode: func(w io.Writer, p *checkpoint) error {
 		if err := binary.Write(w, binary.LittleEndian, [2]uint64{uint64(p.Step), uint64(len(p.RNG))}); err != nil {
 			return err
 		}
@@ -45,7 +45,7 @@ var progressCodec = Codec[*progress]{
 		}
 		return RunCodec.Encode(w, p.Run)
 	},
-	Decode: func(r io.Reader) (*progress, error) {
+	Decode: func(r io.Reader) (*checkpoint, error) {
 		var head [2]uint64
 		if err := binary.Read(r, binary.LittleEndian, &head); err != nil {
 			return nil, err
@@ -53,7 +53,7 @@ var progressCodec = Codec[*progress]{
 		if head[1] > 1<<10 {
 			return nil, fmt.Errorf("generator state of %d bytes", head[1])
 		}
-		p := &progress{Step: int(head[0]), RNG: make([]byte, head[1])}
+		p := &checkpoint{Step: int(head[0]), RNG: make([]byte, head[1])}
 		if _, err := io.ReadFull(r, p.RNG); err != nil {
 			return nil, err
 		}
@@ -70,16 +70,16 @@ var (
 	stopWatching    = func(c chan<- os.Signal) { signal.Stop(c) }
 )
 
-// resumer saves and restores the progress of the computation cached under one key. A nil *resumer does nothing:
-// the public training loops run without one.
+// resumer saves and restores the checkpoints of the computation cached under one key. A nil *resumer does
+// nothing: the public training loops run without one.
 type resumer struct {
 	store     *Store
-	key       string // the progress entry's key: the result's key + ".partial"
+	key       string // the checkpoint entry's key: the result's key + ".partial"
 	lastSave  time.Time
 	interrupt chan os.Signal
 }
 
-// cachedResumable is Cached for a computation that saves its progress through a resumer. The progress entry is
+// cachedResumable is Cached for a computation that saves its progress through a resumer. The checkpoint is
 // removed once the result is stored.
 func cachedResumable[T any](s *Store, key string, codec Codec[T], compute func(*resumer) (T, error)) (T, error) {
 	r := &resumer{store: s, key: key + ".partial"}
@@ -97,13 +97,13 @@ func cachedResumable[T any](s *Store, key string, codec Codec[T], compute func(*
 	return v, err
 }
 
-// restore returns the saved progress and its generator, or nil when there is none (or none usable: the
+// restore returns the saved checkpoint and its generator, or nil when there is none (or none usable: the
 // computation then starts over).
-func (r *resumer) restore() (*progress, *rand.PCG) {
+func (r *resumer) restore() (*checkpoint, *rand.PCG) {
 	if r == nil {
 		return nil, nil
 	}
-	p, err := load(r.store, r.key, progressCodec)
+	p, err := load(r.store, r.key, checkpointCodec)
 	var src *rand.PCG
 	if err == nil {
 		src = new(rand.PCG)
@@ -119,10 +119,10 @@ func (r *resumer) restore() (*progress, *rand.PCG) {
 	return p, src
 }
 
-// stepDone is called after step (0-based) of steps. It saves the progress that state returns when
+// stepDone is called after step (0-based) of steps. It saves the checkpoint that state returns when
 // CheckpointInterval has passed since the last save, or when an interrupt arrived; after an interrupt it returns
 // an error wrapping ErrInterrupted. Nothing is saved after the last step: the result itself is stored next.
-func (r *resumer) stepDone(step, steps int, state func() *progress) error {
+func (r *resumer) stepDone(step, steps int, state func() *checkpoint) error {
 	if r == nil || step+1 == steps {
 		return nil
 	}
@@ -137,7 +137,7 @@ func (r *resumer) stepDone(step, steps int, state func() *progress) error {
 		return nil
 	}
 	var buf bytes.Buffer
-	if err := progressCodec.Encode(&buf, state()); err != nil {
+	if err := checkpointCodec.Encode(&buf, state()); err != nil {
 		return fmt.Errorf("cache: encode %s: %w", r.key, err)
 	}
 	if err := r.store.save(r.key, buf.Bytes()); err != nil {
@@ -154,7 +154,7 @@ func (r *resumer) stepDone(step, steps int, state func() *progress) error {
 // newPCG is the source of NewRNG(seed), kept apart so that its state can be saved.
 func newPCG(seed uint64) *rand.PCG { return rand.NewPCG(seed, 0x9e3779b97f4a7c15) }
 
-// pcgState is src's state, for progress.RNG.
+// pcgState is src's state, for checkpoint.RNG.
 func pcgState(src *rand.PCG) []byte {
 	state, err := src.MarshalBinary()
 	if err != nil {

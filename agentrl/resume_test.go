@@ -150,7 +150,7 @@ func TestTrainedRunResumes(t *testing.T) {
 					t.Fatalf("progress entries %v, want one", entries)
 				}
 				key := filepath.Base(entries[0])
-				p, err := load(store, key[:len(key)-len(".bin")], progressCodec)
+				p, err := load(store, key[:len(key)-len(".bin")], checkpointCodec)
 				if err != nil || p.Step != tc.saved || len(p.Run.History) != tc.saved || len(p.Run.Log) != tc.saved*perStep {
 					t.Fatalf("saved progress %+v (err %v), want %d steps", p, err, tc.saved)
 				}
