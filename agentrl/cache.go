@@ -45,7 +45,23 @@ func OpenStore(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
+	removeStaleTemps(dir, time.Now().Add(-staleTempAge))
 	return &Store{dir: dir, storage: storage}, nil
+}
+
+// staleTempAge is how old a temporary file of the store must be to be taken for the remains of a write that a
+// killed process never finished (a save takes well under a second).
+const staleTempAge = time.Hour
+
+// removeStaleTemps deletes the temporary files in dir last modified before cutoff. Errors are ignored: a file
+// left behind costs only space.
+func removeStaleTemps(dir string, cutoff time.Time) {
+	temps, _ := filepath.Glob(filepath.Join(dir, ".tmp-*"))
+	for _, p := range temps {
+		if st, err := os.Stat(p); err == nil && st.ModTime().Before(cutoff) {
+			_ = os.Remove(p)
+		}
+	}
 }
 
 // DefaultStore opens the cache at $AGENTRL_CACHE, or at agentrl/ under the user's cache directory
