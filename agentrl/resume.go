@@ -87,6 +87,7 @@ func cachedResumable[T any](s *Store, key string, codec Codec[T], compute func(*
 		r.lastSave, r.interrupt = time.Now(), make(chan os.Signal, 1)
 		watchInterrupts(r.interrupt)
 		defer stopWatching(r.interrupt)
+		fmt.Fprintf(ProgressOutput, "cache: computing %s (an interrupt saves its progress for the next run)\n", key)
 		return compute(r)
 	})
 	if err == nil {

@@ -33,7 +33,6 @@ if err != nil {
 }
 c := agentrl.DefaultBaseConfig()
 c.Demos, c.MappingDemos, c.Steps, c.BatchSize = 64, 64, 1_000_000, 2
-fmt.Println("training")
 _, err = agentrl.BaseFrom(store, agentrl.BuildTokenizer(all), c)
 fmt.Println(err)
 `
@@ -55,7 +54,7 @@ func TestInterruptResumes(t *testing.T) {
 	link := Text(`%noautoget
 !*rm -f go.work && go work init && go work use . "${GONB_DIR}/.."`)
 	cmd := exec.CommandContext(testContext(t), r.Python, script, dir, fmt.Sprint(int(r.StartupTimeout.Seconds())),
-		"120", "2", string(link), interruptedCell, "training", "cache: resuming")
+		"120", "1", string(link), interruptedCell, "cache: computing", "cache: resuming")
 	cmd.Env = append(r.env, "AGENTRL_CACHE="+t.TempDir(), "PYDEVD_DISABLE_FILE_VALIDATION=1")
 	cmd.Stderr = r.Log
 	setDeathSignal(cmd)
