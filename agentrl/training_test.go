@@ -717,3 +717,57 @@ func badRuns(train []Task, cfg, bad RLConfig) []badRun {
 		{"invalid config", train, bad},
 	}
 }
+
+// promptRecorder records the first observation (the task's prompt) of every episode its environment starts.
+type promptRecorder struct {
+	Env
+	prompts *[]string
+}
+
+func (p promptRecorder) Reset(task Task) string {
+	obs := p.Env.Reset(task)
+	*p.prompts = append(*p.prompts, obs)
+	return obs
+}
+
+// TestEvaluate checks arl.evaluate's contract: n episodes per task in the factory's environments, on renamed
+// tasks (every episode of a task under other names), reproducible from the generator's seed.
+func TestEvaluate(t *testing.T) {
+	tok, train := testSetup(t)
+	policy := tinyPolicy(t, tok)
+	cfg := DefaultRLConfig()
+	cfg.MaxTurns = 2
+	tasks := train[:3]
+	evaluate := func(seed uint64) (Stats, []string) {
+		var prompts []string
+		factory := func() (Env, error) {
+			env, err := MakeEnv(cfg)
+			return promptRecorder{env, &prompts}, err
+		}
+		s, err := Evaluate(policy, tasks, tok, 2, NewRNG(seed), cfg, factory)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, prompts
+	}
+	s, prompts := evaluate(7)
+	if s.Episodes != 6 || len(prompts) != 6 {
+		t.Fatalf("%d episodes, %d prompts, want 6", s.Episodes, len(prompts))
+	}
+	for i, p := range prompts {
+		if i%2 == 1 && p == prompts[i-1] {
+			t.Errorf("both episodes of task %d saw %q: the task was not renamed for each", i/2, p)
+		}
+	}
+	if again, promptsAgain := evaluate(7); again != s || !slices.Equal(promptsAgain, prompts) {
+		t.Errorf("the same seed gave %+v, then %+v", s, again)
+	}
+	if _, other := evaluate(8); slices.Equal(other, prompts) {
+		t.Error("seeds 7 and 8 renamed the tasks alike")
+	}
+	bad := cfg
+	bad.MaxTurns = 0
+	if _, err := Evaluate(policy, tasks, tok, 2, NewRNG(7), bad, nil); err == nil {
+		t.Error("MaxTurns 0: no error")
+	}
+}
