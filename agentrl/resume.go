@@ -17,6 +17,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"time"
 )
 
@@ -63,20 +64,34 @@ var checkpointCodec = Codec[*checkpoint]{
 	},
 }
 
-// watchInterrupts and stopWatching route SIGINT to a channel while a resumable computation runs (tests replace
-// them).
-var (
-	watchInterrupts = func(c chan<- os.Signal) { signal.Notify(c, os.Interrupt) }
-	stopWatching    = func(c chan<- os.Signal) { signal.Stop(c) }
-)
+// watchInterrupts catches the process's first SIGINT from now until stop is called, and calls onInterrupt (on a
+// goroutine of its own); SIGINT then takes its default action again, so a second interrupt ends the process at
+// once. Tests replace it.
+var watchInterrupts = func(onInterrupt func()) (stop func()) {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, os.Interrupt)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-c:
+			signal.Stop(c)
+			onInterrupt()
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(c)
+		close(done)
+	}
+}
 
 // resumer saves and restores the checkpoints of the computation cached under one key. A nil *resumer does
 // nothing: the public training loops run without one.
 type resumer struct {
-	store     *Store
-	key       string // the checkpoint entry's key: the result's key + ".partial"
-	lastSave  time.Time
-	interrupt chan os.Signal
+	store       *Store
+	key         string // the checkpoint entry's key: the result's key + ".partial"
+	lastSave    time.Time
+	interrupted atomic.Bool
 }
 
 // cachedResumable is Cached for a computation that saves its progress through a resumer. The checkpoint is
@@ -84,9 +99,8 @@ type resumer struct {
 func cachedResumable[T any](s *Store, key string, codec Codec[T], compute func(*resumer) (T, error)) (T, error) {
 	r := &resumer{store: s, key: key + ".partial"}
 	v, err := Cached(s, key, codec, func() (T, error) {
-		r.lastSave, r.interrupt = time.Now(), make(chan os.Signal, 1)
-		watchInterrupts(r.interrupt)
-		defer stopWatching(r.interrupt)
+		r.lastSave = time.Now()
+		defer watchInterrupts(func() { r.interrupted.Store(true) })()
 		fmt.Fprintf(ProgressOutput, "cache: computing %s (an interrupt saves its progress for the next run)\n", key)
 		return compute(r)
 	})
@@ -127,13 +141,7 @@ func (r *resumer) stepDone(step, steps int, state func() *checkpoint) error {
 	if r == nil || step+1 == steps {
 		return nil
 	}
-	interrupted := false
-	select {
-	case <-r.interrupt:
-		interrupted = true
-		stopWatching(r.interrupt) // a second interrupt stops the process at once
-	default:
-	}
+	interrupted := r.interrupted.Load()
 	if !interrupted && time.Since(r.lastSave) < CheckpointInterval {
 		return nil
 	}

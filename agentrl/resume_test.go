@@ -12,20 +12,20 @@ import (
 )
 
 // interruptOnce makes the next resumable computation see an interrupt as soon as its first step ends, as if the
-// user had interrupted the kernel during that step; later ones see none. The real hooks come back when the test
+// user had interrupted the kernel during that step; later ones see none. The real hook comes back when the test
 // ends.
 func interruptOnce(t *testing.T) {
 	t.Helper()
-	watch, stop := watchInterrupts, stopWatching
-	t.Cleanup(func() { watchInterrupts, stopWatching = watch, stop })
+	watch := watchInterrupts
+	t.Cleanup(func() { watchInterrupts = watch })
 	fired := false
-	watchInterrupts = func(c chan<- os.Signal) {
+	watchInterrupts = func(onInterrupt func()) func() {
 		if !fired {
 			fired = true
-			c <- os.Interrupt
+			onInterrupt()
 		}
+		return func() {}
 	}
-	stopWatching = func(chan<- os.Signal) {}
 }
 
 // failingFrom is factory, failing from its nth call on: a crash in the middle of a step.
