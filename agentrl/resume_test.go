@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 )
@@ -37,47 +36,6 @@ func failingFrom(factory EnvFactory, n int) EnvFactory {
 		}
 		return factory()
 	}
-}
-
-// transcripts records what each environment a factory makes sees: its prompt and every call it is sent. The
-// tasks and calls of a step come from the run's generator, so a resumed run that restored the wrong generator
-// state shows here even when its statistics happen to match (an untrained policy's often do).
-type transcripts []*strings.Builder
-
-func (tr *transcripts) of(factory EnvFactory) EnvFactory {
-	return func() (Env, error) {
-		env, err := factory()
-		if err != nil {
-			return nil, err
-		}
-		b := new(strings.Builder)
-		*tr = append(*tr, b)
-		return recordingEnv{env, b}, nil
-	}
-}
-
-type recordingEnv struct {
-	Env
-	b *strings.Builder
-}
-
-func (r recordingEnv) Reset(task Task) string {
-	obs := r.Env.Reset(task)
-	r.b.WriteString(obs)
-	return obs
-}
-
-func (r recordingEnv) Step(action string) (string, float64, bool, Info) {
-	r.b.WriteString(action)
-	return r.Env.Step(action)
-}
-
-func (tr transcripts) texts() []string {
-	out := make([]string, len(tr))
-	for i, b := range tr {
-		out[i] = b.String()
-	}
-	return out
 }
 
 func encodeRun(t *testing.T, r *Run) []byte {

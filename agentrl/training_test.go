@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentrl-go/agentrl/gomlxmodel"
@@ -718,16 +719,60 @@ func badRuns(train []Task, cfg, bad RLConfig) []badRun {
 	}
 }
 
-// promptRecorder records the first observation (the task's prompt) of every episode its environment starts.
-type promptRecorder struct {
-	Env
-	prompts *[]string
+// transcript is what one environment saw: its prompt and every call it was sent.
+type transcript struct {
+	prompt string
+	calls  []string
 }
 
-func (p promptRecorder) Reset(task Task) string {
-	obs := p.Env.Reset(task)
-	*p.prompts = append(*p.prompts, obs)
-	return obs
+// transcripts records the transcript of each environment a factory makes, in the order they are made. The tasks
+// and calls of a step come from the run's generator, so a run that drew from the wrong generator state shows here
+// even when its statistics happen to match (an untrained policy's often do).
+type transcripts []*transcript
+
+func (tr *transcripts) of(factory EnvFactory) EnvFactory {
+	return func() (Env, error) {
+		env, err := factory()
+		if err != nil {
+			return nil, err
+		}
+		rec := new(transcript)
+		*tr = append(*tr, rec)
+		return recordingEnv{env, rec}, nil
+	}
+}
+
+type recordingEnv struct {
+	Env
+	rec *transcript
+}
+
+func (r recordingEnv) Reset(task Task) string {
+	r.rec.prompt = r.Env.Reset(task)
+	return r.rec.prompt
+}
+
+func (r recordingEnv) Step(action string) (string, float64, bool, Info) {
+	r.rec.calls = append(r.rec.calls, action)
+	return r.Env.Step(action)
+}
+
+// texts are the transcripts as text, one per environment.
+func (tr transcripts) texts() []string {
+	out := make([]string, len(tr))
+	for i, r := range tr {
+		out[i] = r.prompt + "\n" + strings.Join(r.calls, "\n")
+	}
+	return out
+}
+
+// prompts are the environments' prompts.
+func (tr transcripts) prompts() []string {
+	out := make([]string, len(tr))
+	for i, r := range tr {
+		out[i] = r.prompt
+	}
+	return out
 }
 
 // TestEvaluate checks arl.evaluate's contract: n episodes per task in the factory's environments, on renamed
@@ -739,16 +784,12 @@ func TestEvaluate(t *testing.T) {
 	cfg.MaxTurns = 2
 	tasks := train[:3]
 	evaluate := func(seed uint64) (Stats, []string) {
-		var prompts []string
-		factory := func() (Env, error) {
-			env, err := MakeEnv(cfg)
-			return promptRecorder{env, &prompts}, err
-		}
-		s, err := Evaluate(policy, tasks, tok, 2, NewRNG(seed), cfg, factory)
+		var seen transcripts
+		s, err := Evaluate(policy, tasks, tok, 2, NewRNG(seed), cfg, seen.of(EnvFactoryOf(cfg)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s, prompts
+		return s, seen.prompts()
 	}
 	s, prompts := evaluate(7)
 	if s.Episodes != 6 || len(prompts) != 6 {
