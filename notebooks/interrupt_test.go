@@ -51,8 +51,15 @@ func TestInterruptResumes(t *testing.T) {
 	if err := os.WriteFile(script, interruptScript, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	link := Text(`%noautoget
-!*rm -f go.work && go work init && go work use . "${GONB_DIR}/.."`)
+	chapter, err := Chapter(".")
+	if err != nil || len(chapter) == 0 {
+		t.Fatalf("no notebook to take the link cell from (%v)", err)
+	}
+	nb, err := Load(chapter[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := nb.CodeCells()[0].Source // the cell that links a notebook to the repository's module
 	cmd := exec.CommandContext(testContext(t), r.Python, script, dir, fmt.Sprint(int(r.StartupTimeout.Seconds())),
 		"120", "1", string(link), interruptedCell, "cache: computing", "cache: resuming")
 	cmd.Env = append(r.env, "AGENTRL_CACHE="+t.TempDir(), "PYDEVD_DISABLE_FILE_VALIDATION=1")
