@@ -239,19 +239,28 @@ func (m *Model) Save(dir string) error {
 	if err != nil {
 		return err
 	}
-	set := func(scope, name string, t *tensors.Tensor) {
+	set := func(scope, name string, t *tensors.Tensor) error {
 		v := ctx.InAbsPath("/"+scope).Checked(false).VariableWithValue(name, t)
-		if value, err := v.Value(); err != nil || value != t {
-			v.MustSetValue(t) // overrides a value loaded from an older checkpoint in dir
+		if value, err := v.Value(); err == nil && value == t {
+			return nil
 		}
+		// A value loaded from an older checkpoint in dir: override it.
+		if err := v.SetValue(t); err != nil {
+			return fmt.Errorf("gomlxmodel: save %s/%s: %w", scope, name, err)
+		}
+		return nil
 	}
 	cfg := st.cfg
-	set("meta", "config", tensors.FromValue([]int64{int64(cfg.Vocab), int64(cfg.MaxLen), int64(cfg.DModel),
-		int64(cfg.Heads), int64(cfg.Layers), int64(cfg.MLP), st.step}))
+	if err := set("meta", "config", tensors.FromValue([]int64{int64(cfg.Vocab), int64(cfg.MaxLen), int64(cfg.DModel),
+		int64(cfg.Heads), int64(cfg.Layers), int64(cfg.MLP), st.step})); err != nil {
+		return err
+	}
 	for g, group := range [][]*tensors.Tensor{st.params, st.m, st.v} {
 		for i, t := range group {
 			scope, name := splitName(st.specs[i].Name)
-			set(strings.TrimSuffix(checkpointScopes()[g]+"/"+scope, "/"), name, t)
+			if err := set(strings.TrimSuffix(checkpointScopes()[g]+"/"+scope, "/"), name, t); err != nil {
+				return err
+			}
 		}
 	}
 	if err := h.Save(); err != nil {
