@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/janpfeifer/gonb/cache"
@@ -107,9 +108,11 @@ type Codec[T any] struct {
 	Decode func(io.Reader) (T, error)
 }
 
-// Cached returns the value stored under key, or computes, stores and returns it. It logs one line, "cache:
-// loaded KEY" or "cache: computed KEY in DURATION". A computed value is returned as it reads back from its
-// encoding, so both paths give identical values.
+// Cached returns the value stored under key, or computes, stores and returns it. It logs "cache: loaded KEY"
+// or "cache: computed KEY in DURATION" (after "cache: KEY unusable (why): recomputing" when the entry failed its
+// checks). A computed value is returned as it reads back from its encoding, so both paths give identical values.
+// A value that could not be stored (a full disk, a read-only cache directory) is still returned: the failure is
+// logged, and the next run computes it again.
 func Cached[T any](s *Store, key string, codec Codec[T], compute func() (T, error)) (T, error) {
 	if v, err := load(s, key, codec); err == nil {
 		fmt.Fprintf(ProgressOutput, "cache: loaded %s\n", key)
@@ -128,9 +131,11 @@ func Cached[T any](s *Store, key string, codec Codec[T], compute func() (T, erro
 		return zero, fmt.Errorf("cache: encode %s: %w", key, err)
 	}
 	if err := s.save(key, payload.Bytes()); err != nil {
-		return zero, err
+		fmt.Fprintf(ProgressOutput, "cache: computed %s in %s but could not store it: %v\n", key,
+			time.Since(start).Round(time.Second), err)
+	} else {
+		fmt.Fprintf(ProgressOutput, "cache: computed %s in %s\n", key, time.Since(start).Round(time.Second))
 	}
-	fmt.Fprintf(ProgressOutput, "cache: computed %s in %s\n", key, time.Since(start).Round(time.Second))
 	return codec.Decode(bytes.NewReader(payload.Bytes()))
 }
 
@@ -183,12 +188,16 @@ func load[T any](s *Store, key string, codec Codec[T]) (T, error) {
 	if err != nil {
 		return zero, err
 	}
-	if c, ok := r.(io.Closer); ok {
-		defer c.Close()
+	if f, ok := r.(*os.File); !ok || f == nil {
+		// GoNB's Reader hides errors other than a missing file behind a nil *os.File: find the real one.
+		f, err := os.Open(s.path(key))
+		if err != nil {
+			return zero, err
+		}
+		f.Close()
+		return zero, fmt.Errorf("cannot open %s", s.path(key))
 	}
-	if r == nil {
-		return zero, os.ErrNotExist
-	}
+	defer r.(*os.File).Close()
 	e, err := (&envelope{}).CacheDeserialize(r)
 	if err != nil {
 		return zero, err
@@ -196,15 +205,25 @@ func load[T any](s *Store, key string, codec Codec[T]) (T, error) {
 	return codec.Decode(bytes.NewReader(e.(*envelope).payload))
 }
 
-// save writes the entry under a temporary key, then renames it into place, so a reader never sees a partial
-// entry and an interrupted write leaves the old state.
+// entrySuffix ends the name of every file of GoNB's cache.Storage.
+const entrySuffix = ".bin"
+
+// path is the file of key's entry.
+func (s *Store) path(key string) string { return filepath.Join(s.dir, key+entrySuffix) }
+
+// saves numbers the temporary files of this process's writes.
+var saves atomic.Uint64
+
+// save writes the entry under a temporary key of its own, then renames it into place, so a reader never sees a
+// partial entry and an interrupted write leaves the old state.
 func (s *Store) save(key string, payload []byte) error {
-	tmp := fmt.Sprintf(".tmp-%d-%s", os.Getpid(), key)
-	if err := s.storage.Save(tmp, &envelope{payload: payload}); err != nil {
-		_ = s.storage.ResetKey(tmp)
-		return fmt.Errorf("cache: save %s: %w", key, err)
+	tmp := fmt.Sprintf(".tmp-%d-%d-%s", os.Getpid(), saves.Add(1), key)
+	err := s.storage.Save(tmp, &envelope{payload: payload})
+	if err == nil {
+		err = os.Rename(s.path(tmp), s.path(key))
 	}
-	if err := os.Rename(filepath.Join(s.dir, tmp+".bin"), filepath.Join(s.dir, key+".bin")); err != nil {
+	if err != nil {
+		_ = s.storage.ResetKey(tmp)
 		return fmt.Errorf("cache: save %s: %w", key, err)
 	}
 	return nil

@@ -1,8 +1,13 @@
 package agentrl
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -31,4 +36,95 @@ func TestOpenStoreRemovesStaleTemps(t *testing.T) {
 			t.Errorf("%s: exists %v, want %v", filepath.Base(p), err == nil, want)
 		}
 	}
+}
+
+var intCodec = Codec[int]{
+	Encode: func(w io.Writer, v int) error { _, err := fmt.Fprint(w, v); return err },
+	Decode: func(r io.Reader) (v int, err error) { _, err = fmt.Fscan(r, &v); return v, err },
+}
+
+// TestCached checks each path of Cached: what it returns, whether it computed, and the line it logs.
+func TestCached(t *testing.T) {
+	tests := []struct {
+		name    string
+		prepare func(t *testing.T, s *Store) // before the call under test
+		compute bool                         // whether the call under test must compute
+		log     string                       // a substring of its log
+		stored  bool                         // whether the entry exists afterwards
+	}{
+		{"empty store", func(*testing.T, *Store) {}, true, "cache: computed k", true},
+		{"stored", func(t *testing.T, s *Store) { cachedInt(t, s) }, false, "cache: loaded k", true},
+		{"corrupt entry", func(t *testing.T, s *Store) {
+			cachedInt(t, s)
+			flipLastByte(t, s.path("k"))
+		}, true, "cache: k unusable (checksum mismatch): recomputing", true},
+		{"a directory in the entry's place", func(t *testing.T, s *Store) {
+			if err := os.Mkdir(s.path("k"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, true, "is a directory", false},
+		{"unwritable store", func(t *testing.T, s *Store) {
+			if err := os.RemoveAll(s.Dir()); err != nil {
+				t.Fatal(err)
+			}
+		}, true, "but could not store it", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := mustStore(t)
+			tt.prepare(t, s)
+			log := captureProgress(t)
+			computed := false
+			v, err := Cached(s, "k", intCodec, func() (int, error) { computed = true; return 42, nil })
+			if err != nil || v != 42 {
+				t.Fatalf("Cached = %d, %v; want 42", v, err)
+			}
+			if computed != tt.compute {
+				t.Errorf("computed %v, want %v", computed, tt.compute)
+			}
+			if !strings.Contains(log.String(), tt.log) {
+				t.Errorf("log %q, want it to contain %q", log.String(), tt.log)
+			}
+			if _, err := load(s, "k", intCodec); (err == nil) != tt.stored {
+				t.Errorf("entry readable afterwards: %v, want %v", err == nil, tt.stored)
+			}
+		})
+	}
+}
+
+// TestLoadReportsOpenErrors checks that an entry that cannot be opened is reported with the reason, not taken
+// for a missing one or for a damaged one.
+func TestLoadReportsOpenErrors(t *testing.T) {
+	_, err := load(mustStore(t), strings.Repeat("k", 300), intCodec)
+	if err == nil || errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "file name too long") {
+		t.Fatalf("load with an unopenable key: %v", err)
+	}
+}
+
+func cachedInt(t *testing.T, s *Store) {
+	t.Helper()
+	if _, err := Cached(s, "k", intCodec, func() (int, error) { return 42, nil }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func flipLastByte(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-1] ^= 0xff
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// captureProgress sends ProgressOutput to a buffer for the rest of the test.
+func captureProgress(t *testing.T) *bytes.Buffer {
+	t.Helper()
+	var log bytes.Buffer
+	ProgressOutput = &log
+	t.Cleanup(func() { ProgressOutput = defaultProgressOutput() })
+	return &log
 }

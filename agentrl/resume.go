@@ -136,7 +136,8 @@ func (r *resumer) restore() (*checkpoint, *rand.PCG) {
 
 // stepDone is called after step (0-based) of steps. It saves the checkpoint that state returns when
 // CheckpointInterval has passed since the last save, or when an interrupt arrived; after an interrupt it returns
-// an error wrapping ErrInterrupted. Nothing is saved after the last step: the result itself is stored next.
+// an error wrapping ErrInterrupted. A save that fails is logged and the computation goes on. Nothing is saved
+// after the last step: the result itself is stored next.
 func (r *resumer) stepDone(step, steps int, state func() *checkpoint) error {
 	if r == nil || step+1 == steps {
 		return nil
@@ -149,10 +150,15 @@ func (r *resumer) stepDone(step, steps int, state func() *checkpoint) error {
 	if err := checkpointCodec.Encode(&buf, state()); err != nil {
 		return fmt.Errorf("cache: encode %s: %w", r.key, err)
 	}
-	if err := r.store.save(r.key, buf.Bytes()); err != nil {
-		return err
-	}
 	r.lastSave = time.Now()
+	if err := r.store.save(r.key, buf.Bytes()); err != nil {
+		if interrupted {
+			return fmt.Errorf("%w after step %d of %d; its progress could not be saved: %w", ErrInterrupted,
+				step+1, steps, err)
+		}
+		fmt.Fprintf(ProgressOutput, "cache: could not save progress after step %d: %v\n", step+1, err)
+		return nil
+	}
 	if interrupted {
 		return fmt.Errorf("%w after step %d of %d; progress saved as %s: run it again to resume", ErrInterrupted,
 			step+1, steps, r.key)

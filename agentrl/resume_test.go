@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -161,9 +162,7 @@ func TestCorruptProgressStartsOver(t *testing.T) {
 	if err := os.WriteFile(entries[0], data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var log bytes.Buffer
-	ProgressOutput = &log
-	t.Cleanup(func() { ProgressOutput = defaultProgressOutput() })
+	log := captureProgress(t)
 	got, err := TrainedRun(store, base, tok, train, cfg, 3, "test", env)
 	if err != nil {
 		t.Fatal(err)
@@ -216,4 +215,30 @@ func setInterval(t *testing.T, d time.Duration) {
 	old := CheckpointInterval
 	t.Cleanup(func() { CheckpointInterval = old })
 	CheckpointInterval = d
+}
+
+// TestUnsavedProgress checks that a checkpoint that cannot be written does not stop a computation, and that an
+// interrupt then says that nothing was saved.
+func TestUnsavedProgress(t *testing.T) {
+	s := mustStore(t)
+	if err := os.RemoveAll(s.Dir()); err != nil {
+		t.Fatal(err)
+	}
+	setInterval(t, 0)
+	log := captureProgress(t)
+	tok, _ := testSetup(t)
+	policy := tinyPolicy(t, tok)
+	state := func() *checkpoint { return &checkpoint{Step: 1, Run: &Run{Policy: policy}} }
+	r := &resumer{store: s, key: "k.partial"}
+	if err := r.stepDone(0, 3, state); err != nil {
+		t.Fatalf("failed save: %v, want the computation to go on", err)
+	}
+	if !strings.Contains(log.String(), "could not save progress after step 1") {
+		t.Errorf("log %q", log.String())
+	}
+	r.interrupted.Store(true)
+	err := r.stepDone(1, 3, state)
+	if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "could not be saved") {
+		t.Fatalf("interrupted with a failed save: %v", err)
+	}
 }
