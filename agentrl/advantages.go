@@ -1,14 +1,20 @@
 package agentrl
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // Token-level quantities live on the predicted positions of a batch: rows [B][T-1], where index j of a row
 // describes token j+1 of the episode. mask is the action mask (1 on policy tokens).
 
 // ComputeAdvantages is arl.compute_advantages: GRPO's group-normalized advantages. rewards holds consecutive
 // groups of groupSize episodes of one task; each reward becomes (r - group mean) / (group std + 1e-6), with the
-// unbiased standard deviation. A group of one episode gets advantage 0.
+// unbiased standard deviation. A group of one episode gets advantage 0. It panics if groupSize < 1.
 func ComputeAdvantages(rewards []float32, groupSize int) []float32 {
+	if groupSize < 1 {
+		panic(fmt.Sprintf("agentrl: ComputeAdvantages with groupSize %d", groupSize))
+	}
 	adv := make([]float32, len(rewards))
 	for start := 0; start < len(rewards); start += groupSize {
 		g := rewards[start:min(start+groupSize, len(rewards))]

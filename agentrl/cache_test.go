@@ -38,6 +38,12 @@ func TestOpenStoreRemovesStaleTemps(t *testing.T) {
 	}
 }
 
+// TestMain keeps the package's progress lines and cache notices out of the test output.
+func TestMain(m *testing.M) {
+	ProgressOutput = io.Discard
+	os.Exit(m.Run())
+}
+
 var intCodec = Codec[int]{
 	Encode: func(w io.Writer, v int) error { _, err := fmt.Fprint(w, v); return err },
 	Decode: func(r io.Reader) (v int, err error) { _, err = fmt.Fscan(r, &v); return v, err },
@@ -124,7 +130,8 @@ func flipLastByte(t *testing.T, path string) {
 func captureProgress(t *testing.T) *bytes.Buffer {
 	t.Helper()
 	var log bytes.Buffer
+	old := ProgressOutput
 	ProgressOutput = &log
-	t.Cleanup(func() { ProgressOutput = defaultProgressOutput() })
+	t.Cleanup(func() { ProgressOutput = old })
 	return &log
 }

@@ -26,7 +26,7 @@ const (
 	ObsMissingArg   = "error missing argument"
 	ObsExtraArg     = "error extra argument"
 	ObsEpisodeOver  = "error episode over"
-	ObsEditNotFound = "error no site"
+	ObsEditNotFound = "error op failed"
 )
 
 // Env is the environment interface of the book's envs: Reset(task) returns the prompt, Step(action text) returns
@@ -203,17 +203,24 @@ func testFailed(obs string) bool { return strings.Contains(obs, failedOn) }
 // testReport is the test tool's observation: how many visible cases pass and, if one fails, its input, e.g.
 // "passed 1 of 3 failed on [ 4 0 7 ]".
 func testReport(source string, cases []Case) string {
-	report := fmt.Sprintf("passed %d of %d", Passes(source, cases), len(cases))
-	for _, c := range cases {
-		if got, err := RunProgram(source, c.Input); err != nil || got != c.Want {
-			words := make([]string, len(c.Input))
-			for i, x := range c.Input {
-				words[i] = strconv.Itoa(x)
-			}
-			return report + failedOn + strings.Join(words, " ") + " ]"
+	passed, firstFailed := 0, -1
+	for i, c := range cases {
+		if got, err := RunProgram(source, c.Input); err == nil && got == c.Want {
+			passed++
+		} else if firstFailed < 0 {
+			firstFailed = i
 		}
 	}
-	return report
+	report := fmt.Sprintf("passed %d of %d", passed, len(cases))
+	if firstFailed < 0 {
+		return report
+	}
+	input := cases[firstFailed].Input
+	words := make([]string, len(input))
+	for i, x := range input {
+		words[i] = strconv.Itoa(x)
+	}
+	return report + failedOn + strings.Join(words, " ") + " ]"
 }
 
 // changedLine is the first line of after that differs from before, without its indentation.

@@ -36,7 +36,7 @@ func FuzzStep(f *testing.F) {
 				}
 				_, reward, done, info := env.Step(a)
 				if done {
-					if info.NTurns < 1 || info.NTurns > 6 || info.NInvalid > info.NTurns || info.Stop == "" || (reward != 0 && reward != 1) {
+					if info.NTurns != i+1 || info.NTurns > 6 || info.NInvalid > info.NTurns || info.Stop == "" || (reward != 0 && reward != 1) {
 						t.Fatalf("terminal info %+v reward %v", info, reward)
 					}
 					break

@@ -1,6 +1,7 @@
 package agentrl
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -115,21 +116,25 @@ func ValueStep(critic *gomlxmodel.Critic, batch Batch, oldValues, returns [][]fl
 }
 
 // TrainedRun is a stored TrainRL run: it trains a copy of base for steps steps with cfg on tasks, logging the
-// terminal info of every episode, or loads the identical run from store. envName names factory in the cache
-// key; a nil factory means MakeEnv(cfg).
+// terminal info of every episode, or loads the identical run from store. The run's key holds base's
+// fingerprint, the tasks, the vocabulary, cfg, steps and envName, which names factory (a factory's code cannot
+// be hashed); a nil factory means MakeEnv(cfg).
 func TrainedRun(store *Store, base *gomlxmodel.Model, tok *Tokenizer, tasks []Task, cfg RLConfig, steps int,
 	envName string, factory EnvFactory) (*Run, error) {
-	if factory == nil {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	switch {
+	case factory == nil:
 		factory, envName = EnvFactoryOf(cfg), "make_env"
+	case envName == "":
+		return nil, errors.New("agentrl: TrainedRun with an environment factory needs its name for the cache key")
 	}
 	baseID, err := Fingerprint(base)
 	if err != nil {
 		return nil, err
 	}
-	key := Key("train_rl", baseID, TaskNames(tasks), cfg, steps, envName)
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
+	key := Key("train_rl", baseID, tasks, tok.Itos, cfg, steps, envName)
 	return cachedResumable(store, key, RunCodec, func(res *resumer) (*Run, error) {
 		run, src := &Run{}, newPCG(cfg.Seed)
 		if p, saved := res.restore(); p != nil {

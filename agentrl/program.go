@@ -3,6 +3,7 @@ package agentrl
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -220,7 +221,19 @@ func (p *parser) cmp() (value, error) {
 	if a.isSeq || b.isSeq {
 		return value{}, errors.New("program: comparison of a list")
 	}
-	r := map[string]bool{">": a.n > b.n, ">=": a.n >= b.n, "<": a.n < b.n, "<=": a.n <= b.n, "==": a.n == b.n}[op]
+	var r bool
+	switch op {
+	case ">":
+		r = a.n > b.n
+	case ">=":
+		r = a.n >= b.n
+	case "<":
+		r = a.n < b.n
+	case "<=":
+		r = a.n <= b.n
+	case "==":
+		r = a.n == b.n
+	}
 	if r {
 		return value{n: 1}, nil
 	}
@@ -326,14 +339,7 @@ const (
 // Ops lists the repair ops in a fixed order; an edit call names one of them.
 var Ops = []string{OpComparison, OpOffByOne, OpInit, OpOperator, OpReturn}
 
-func isOp(s string) bool {
-	for _, o := range Ops {
-		if o == s {
-			return true
-		}
-	}
-	return false
-}
+func isOp(s string) bool { return slices.Contains(Ops, s) }
 
 // site locates the five repair sites of a program: the line indices of the init, loop, condition, update and return
 // statements (-1 when absent) and the accumulator's name.

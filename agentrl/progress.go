@@ -4,20 +4,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"testing"
 	"time"
 )
 
-// ProgressOutput receives the progress lines of long runs (training loops, the base agent). It is os.Stderr,
-// or io.Discard under `go test`. Every line starts with "progress:" so the notebook harness can drop them.
-var ProgressOutput io.Writer = defaultProgressOutput()
-
-func defaultProgressOutput() io.Writer {
-	if testing.Testing() {
-		return io.Discard
-	}
-	return os.Stderr
-}
+// ProgressOutput receives the progress lines of long runs (training loops, the base agent), which start with
+// "progress:", and the result store's notices, which start with "cache:" (the notebook harness drops both).
+var ProgressOutput io.Writer = os.Stderr
 
 // Progress reports "name: step i/n, elapsed, remaining" on ProgressOutput at most every 15 seconds, and always
 // at the end.

@@ -3,6 +3,7 @@ package agentrl
 import (
 	"bytes"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -240,5 +241,31 @@ func TestUnsavedProgress(t *testing.T) {
 	err := r.stepDone(1, 3, state)
 	if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "could not be saved") {
 		t.Fatalf("interrupted with a failed save: %v", err)
+	}
+}
+
+// TestTrainedRunRejects checks that TrainedRun returns an error, before any work, for what it cannot run or key.
+func TestTrainedRunRejects(t *testing.T) {
+	tok, train := testSetup(t)
+	base := tinyPolicy(t, tok)
+	nanLR := DefaultRLConfig()
+	nanLR.LR = math.NaN()
+	tests := []struct {
+		name    string
+		cfg     RLConfig
+		envName string
+		factory EnvFactory
+		want    string
+	}{
+		{"NaN learning rate", nanLR, "", nil, "LR = NaN"},
+		{"factory without a name", DefaultRLConfig(), "", EnvFactoryOf(DefaultRLConfig()), "needs its name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := TrainedRun(mustStore(t), base, tok, train, tt.cfg, 1, tt.envName, tt.factory)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one containing %q", err, tt.want)
+			}
+		})
 	}
 }

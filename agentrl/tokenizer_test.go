@@ -42,6 +42,12 @@ func TestTokenizer(t *testing.T) {
 			t.Errorf("%s: renamed source has unknown words", task.Name)
 		}
 	}
+	for _, obs := range []string{ObsEdited, ObsSubmitted, ObsNoEdits, ObsMalformed, ObsUnknownTool, ObsUnknownOp,
+		ObsMissingArg, ObsExtraArg, ObsEpisodeOver, ObsEditNotFound, testReport("def f ( xs ) :\n  return 0", []Case{{[]int{4, 0}, 1}})} {
+		if slices.Contains(tok.Encode(obs), tok.UnkID) {
+			t.Errorf("observation %q has a word outside the vocabulary", obs)
+		}
+	}
 	if ids := tok.Encode("a\nb  zzz"); len(ids) != 4 || ids[1] != tok.NewlineID || ids[3] != tok.UnkID {
 		t.Errorf("Encode(a\\nb zzz) = %v", ids)
 	}

@@ -28,6 +28,9 @@ func TestComputeAdvantages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got := ComputeAdvantages(tt.rewards, tt.group)
+		if len(got) != len(tt.want) {
+			t.Fatalf("%s: %d advantages, want %d", tt.name, len(got), len(tt.want))
+		}
 		for i := range got {
 			if math.Abs(float64(got[i])-tt.want[i]) > 1e-4 {
 				t.Errorf("%s: advantages %v, want %v", tt.name, got, tt.want)
@@ -88,6 +91,9 @@ func TestTurnCreditMatchesBook(t *testing.T) {
 	}
 	calls := TurnCredit(rewards, values, mask, turns, 1, 0.95)
 	want := []float64{0.179, 0.311, 0.360, 0.305}
+	if len(calls) != len(want) {
+		t.Fatalf("%d calls, want %d", len(calls), len(want))
+	}
 	for k, c := range calls {
 		if math.Abs(c.TD-delta[k]) > 1e-5 || math.Abs(c.Advantage-want[k]) > 1e-3 {
 			t.Errorf("call %d: δ %.4f A %.4f, want δ %.3f A %.3f", k, c.TD, c.Advantage, delta[k], want[k])
@@ -320,10 +326,14 @@ func TestTrainRLDeterministicAndCached(t *testing.T) {
 		}
 		return buf.Bytes()
 	}
+	log := captureProgress(t)
 	computed := encode(get())
 	loaded := encode(get())
 	if !bytes.Equal(computed, loaded) {
 		t.Fatal("loaded run differs from the computed one")
+	}
+	if !strings.Contains(log.String(), "cache: loaded train_rl-") {
+		t.Fatalf("the second call did not load the stored run:\n%s", log.String())
 	}
 	if r := get(); !slices.Equal(r.History, h1) || len(r.Log) != 16 {
 		t.Fatalf("stored run: history %v, %d log entries", r.History, len(r.Log))
@@ -338,8 +348,12 @@ func TestTrainRLDeterministicAndCached(t *testing.T) {
 	if err := os.WriteFile(entries[0], data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	log.Reset()
 	if again := encode(get()); !bytes.Equal(again, computed) {
 		t.Fatal("recomputed run differs")
+	}
+	if !strings.Contains(log.String(), "unusable") {
+		t.Fatalf("the corrupt entry was not reported:\n%s", log.String())
 	}
 	if tmp, _ := filepath.Glob(filepath.Join(store.Dir(), ".tmp-*")); len(tmp) != 0 {
 		t.Fatalf("temporary files left: %v", tmp)
