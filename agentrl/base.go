@@ -86,12 +86,15 @@ func (c BaseConfig) demoCalls(task Task, mapping bool, rng *rand.Rand) [][]strin
 		calls = append(calls, []string{"read"})
 	}
 	op := Ops[rng.IntN(len(Ops))]
-	if right := c.ReadRightProb; mapping {
+	switch {
+	case mapping:
 		if rng.Float64() < c.MappingRightProb {
 			op = task.Op
 		}
-	} else if read && rng.Float64() < right {
-		op = task.Op
+	case read:
+		if rng.Float64() < c.ReadRightProb {
+			op = task.Op
+		}
 	}
 	calls = append(calls, []string{"edit", op})
 	if rng.Float64() < c.SubmitProb {

@@ -66,7 +66,7 @@ func removeStaleTemps(dir string, cutoff time.Time) {
 }
 
 // DefaultStore opens the cache at $AGENTRL_CACHE, or at agentrl/ under the user's cache directory
-// (~/.cache/agentrl on Linux).
+// (~/.cache/agentrl on Linux), or under the temporary directory when there is none.
 func DefaultStore() (*Store, error) {
 	dir := os.Getenv(CacheEnv)
 	if dir == "" {

@@ -38,9 +38,10 @@ const ContextLen = 256
 // them) and its sampling log-prob (0 except on policy tokens).
 //
 // Layout: <bos> (template) issue (prompt), then per call: the call (policy), and unless the episode ended,
-// <obs> (template) observation (tool) </obs> (template). The episode never exceeds MaxLen tokens: when an
-// observation plus the next call (MaxCallTokens) would not fit, the observation is dropped and the episode ends
-// through Env.Stop(StopTruncated).
+// <obs> (template) observation (tool) </obs> (template). When an observation plus the next call (MaxCallTokens)
+// would not fit in MaxLen tokens, the observation is dropped and the episode ends through Env.Stop(StopTruncated);
+// a prompt that leaves no room for a call ends the episode at once, so only a prompt longer than MaxLen makes an
+// episode longer than MaxLen.
 type Episode struct {
 	Env      Env
 	Task     Task

@@ -1,22 +1,14 @@
 package agentrl
 
 import (
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
-// cpuSeconds is the process's user plus system CPU time, in seconds.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-}
-
 // BenchmarkGRPOStep times one step of TrainRL with the default RLConfig (8 tasks × 8 episodes, 6 turns,
-// temperature 1, token_mean PPO, one Adam step at lr 1e-3 with grad-norm clip 1) on the 20 training tasks, from a
+// temperature 1, token_mean PPO, one Adam step with grad-norm clip 1; the learning rate does not change the work) on the 20 training tasks, from a
 // fresh seeded TinyAgent (DefaultConfig). One untimed step first compiles the graphs; each iteration is then one
 // more step of the same run: SampleStep (64 episodes, lockstep KV-cache sampling), then Collate,
 // ComputeAdvantages and RLUpdate. gomlxmodel/pytorch_ref/grpo_bench.py is the PyTorch port of the same step and

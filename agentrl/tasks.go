@@ -176,7 +176,8 @@ func identifiers(source string) []string {
 
 // RandomizeNames is arl.randomize_names: a copy of t whose identifiers (function, parameter, loop variable,
 // accumulator) are replaced by distinct names drawn from the pool with rng, consistently in Source and Issue (also
-// the source a SingleTurn issue embeds). It consumes rng once per call.
+// the source a SingleTurn issue embeds). It draws one permutation of the pool from rng, the same number of
+// values whatever the task.
 func RandomizeNames(t Task, rng *rand.Rand) Task {
 	ids := identifiers(t.Source)
 	perm := rng.Perm(len(namePool))
