@@ -12,7 +12,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -83,7 +82,7 @@ func DefaultStore() (*Store, error) {
 func (s *Store) Dir() string { return s.dir }
 
 // Key returns the content address of a result: a readable name followed by a hash of the name, CodeVersion,
-// the backend and every part (JSON-encoded: configurations, seeds, task names, the keys of inputs).
+// the backend and every part (JSON-encoded: configurations, seeds, tasks, the keys of inputs).
 func Key(name string, parts ...any) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", CodeVersion, backendName(), name)
@@ -324,18 +323,6 @@ func Fingerprint(m *gomlxmodel.Model) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
-}
-
-// TaskNames lists the names of tasks, for cache keys.
-func TaskNames(tasks []Task) []string {
-	names := make([]string, len(tasks))
-	for i, t := range tasks {
-		names[i] = t.Name
-		if strings.Contains(t.Issue, "\n") {
-			names[i] += "/single"
-		}
-	}
-	return names
 }
 
 // backendName names the GoMLX backend in use and its update layout (results are bit-identical only on

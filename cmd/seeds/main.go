@@ -430,7 +430,7 @@ func (l lab) costRemedies(o *outcome, cfg agentrl.RLConfig) error {
 	if err != nil {
 		return err
 	}
-	ramped, err := agentrl.Cached(l.store, agentrl.Key("12.7/ramped_penalty", l.baseID, agentrl.TaskNames(l.train), penalty, 40),
+	ramped, err := agentrl.Cached(l.store, agentrl.Key("ramped_penalty", l.baseID, l.train, penalty, 40),
 		agentrl.RunCodec, func() (*agentrl.Run, error) {
 			return agentrl.TrainRampedPenalty(l.base, l.train, l.tok, penalty, 40)
 		})
