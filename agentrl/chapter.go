@@ -5,8 +5,8 @@ package agentrl
 
 import "strings"
 
-// EarlyStopEnv is the chapter's EarlyStopEnv: EditBudgetEnv that ends the episode, unsubmitted, after MaxInvalid
-// malformed or unknown calls.
+// EarlyStopEnv is the chapter's EarlyStopEnv: an EditBudgetEnv whose episode stops without a submission once
+// MaxInvalid calls were malformed or unknown.
 type EarlyStopEnv struct {
 	*EditBudgetEnv
 	MaxInvalid int

@@ -6,7 +6,7 @@ import "fmt"
 const (
 	StopSubmitted = "submitted" // the policy submitted (or MixedTurnEnv graded a single-turn task)
 	StopMaxTurns  = "max_turns" // the turn budget ran out
-	StopTruncated = "truncated" // the next call would not fit in the context (set through Env.Stop by Episode)
+	StopTruncated = "truncated" // no room was left in the context for another call (set through Env.Stop by Episode)
 	StopInvalid   = "invalid"   // EarlyStopEnv ended the episode after too many malformed calls
 )
 
@@ -49,7 +49,7 @@ const RewardHidden = "hidden"
 //
 // so with the book's options an unsubmitted episode scores 0 before penalties. FreeCalls and Unsubmitted are
 // ours, not the book's options: the "free allowance" remedy of Section 12.7's first design problem, and the
-// default fix of its second (make running out of turns at least as bad as a failed submission).
+// default fix of its second (score an episode that runs out of turns no better than a wrong submission).
 func MakeReward(kind string, opt RewardOptions) (RewardFunc, error) {
 	if kind != RewardHidden {
 		return nil, fmt.Errorf("make reward: unknown kind %q (want %q)", kind, RewardHidden)

@@ -182,9 +182,9 @@ func testSetup(t *testing.T) (*Tokenizer, []Task) {
 	return BuildTokenizer(all), train
 }
 
-// TestContextRolloutReproducesLockstep is the book's first check of Section 12.4: with the full context, the
-// per-call sampler reproduces the single-sequence sampler token for token, and per-call log-probs summed per
-// episode equal the episode's.
+// TestContextRolloutReproducesLockstep is the book's first check of Section 12.4: given the whole history, sampling
+// one call at a time gives exactly the tokens of sampling the whole episode as one sequence, and the calls'
+// log-probs add up to the episode's.
 func TestContextRolloutReproducesLockstep(t *testing.T) {
 	tok, train := testSetup(t)
 	policy := tinyPolicy(t, tok)

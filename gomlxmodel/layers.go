@@ -279,7 +279,7 @@ func block(c arch, p []*Node, x *Node, B, T int, bias, read *Node) *Node {
 // trunk returns the final hidden states [B·T, D] for ids [B, T], packed when pk is not nil; when pk
 // lists read positions, only theirs: [B·K, D]. Earlier blocks compute every position, because the
 // last block's keys and values need them all; the last block's queries, MLP and the head need only
-// the positions the loss reads (about a third of an episode's tokens are the policy's).
+// the positions the loss reads (the policy wrote about a third of an episode's tokens).
 func trunk(c arch, w weights, ids *Node, pk *packedRows) *Node {
 	B, T := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
 	x := embed(c, w, ids, pk)
