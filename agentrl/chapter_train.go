@@ -141,10 +141,15 @@ func ContextRolloutBatch(model *gomlxmodel.Model, envs []Env, tasks []Task, tok 
 }
 
 // EvaluateContext is evaluate_context: behavior statistics of nSamples episodes per task, sampled with
-// ContextView(keepObs) on tasks renamed by a generator seeded with seed.
+// ContextView(keepObs) by a generator seeded with seed, on tasks renamed by a generator of their own (seeded from
+// the first's first draw, as Evaluate does: with the full context the two give the same episodes).
 func EvaluateContext(model *gomlxmodel.Model, tasks []Task, tok *Tokenizer, keepObs, nSamples int, seed uint64,
 	cfg RLConfig) (Stats, error) {
-	names := NewRNG(seed)
+	if err := cfg.Validate(); err != nil {
+		return Stats{}, err
+	}
+	rng := NewRNG(seed)
+	names := NewRNG(rng.Uint64())
 	var batchTasks []Task
 	var envs []Env
 	for _, t := range tasks {
@@ -156,7 +161,7 @@ func EvaluateContext(model *gomlxmodel.Model, tasks []Task, tok *Tokenizer, keep
 			batchTasks, envs = append(batchTasks, RandomizeNames(t, names)), append(envs, env)
 		}
 	}
-	trajs, _, err := ContextRolloutBatch(model, envs, batchTasks, tok, keepObs, cfg.MaxTurns, cfg.Temperature, NewRNG(seed))
+	trajs, _, err := ContextRolloutBatch(model, envs, batchTasks, tok, keepObs, cfg.MaxTurns, cfg.Temperature, rng)
 	if err != nil {
 		return Stats{}, err
 	}

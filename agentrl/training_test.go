@@ -826,3 +826,41 @@ func TestEvaluate(t *testing.T) {
 		t.Error("MaxTurns 0: no error")
 	}
 }
+
+// TestEvaluateContextFullIsEvaluate checks that with the full context EvaluateContext samples the very episodes
+// that Evaluate does from the same seed (its renaming generator is its own, seeded as Evaluate's), and that
+// masking changes them.
+func TestEvaluateContextFullIsEvaluate(t *testing.T) {
+	tok, train := testSetup(t)
+	// A base agent of 40 small steps: its calls vary enough for the statistics to tell episodes apart.
+	c := DefaultBaseConfig()
+	c.Demos, c.MappingDemos, c.Steps, c.BatchSize = 256, 256, 40, 16
+	policy, err := BaseFrom(mustStore(t), tok, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultRLConfig()
+	cfg.MaxTurns = 3
+	tasks := train[:4]
+	want, err := Evaluate(policy, tasks, tok, 4, NewRNG(7), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		keepObs int
+		same    bool
+	}{{-1, true}, {0, false}} {
+		got, err := EvaluateContext(policy, tasks, tok, tt.keepObs, 4, 7, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (got == want) != tt.same {
+			t.Errorf("keepObs %d: %+v, Evaluate %+v, want equal %v", tt.keepObs, got, want, tt.same)
+		}
+	}
+	bad := cfg
+	bad.Temperature = 0
+	if _, err := EvaluateContext(policy, tasks, tok, -1, 4, 7, bad); err == nil {
+		t.Error("temperature 0: no error")
+	}
+}
