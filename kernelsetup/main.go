@@ -1,17 +1,19 @@
 // Command kernelsetup makes a machine ready to run the chapter's notebooks: it installs GoNB v0.11.1, goimports and
-// gopls, registers the GoNB kernel with Jupyter, and checks that Jupyter (with nbconvert and nbclient) is there.
+// gopls into Go's bin folder ($(go env GOBIN), else the bin folder of the first GOPATH entry), registers the GoNB
+// kernel with Jupyter (logging to a file in the user cache folder), installs the PJRT CPU plugin of GoMLX's XLA
+// backend into gomlxmodel.PJRTDir (it downloads a wheel from PyPI with `python3 -m pip download` and checks its
+// SHA-256; see pjrt.go), and checks that Jupyter (with nbconvert and nbclient) is there.
 //
-//	go run ./kernelsetup                  # install the Go tools, register the kernel, check Jupyter
+//	go run ./kernelsetup                  # install the Go tools and the PJRT plugin, register the kernel, check Jupyter
 //	go run ./kernelsetup -install-jupyter # also install Jupyter with apt-get when it is missing (Debian, as root)
+//	go run ./kernelsetup -no-xla          # no PJRT plugin: models run on the pure-Go backend
 //	go run ./kernelsetup -n               # print what would be done
 //
-// It is idempotent: what is present at the right version is skipped. Every failure is one line on stderr and a
-// non-zero exit.
+// It is idempotent: what is present at the right version is skipped. A failure exits non-zero with a message on
+// stderr: one line, followed by the last lines of the failing command's output when a command failed.
 package main
 
 import (
-	"github.com/agentrl-go/agentrl/gomlxmodel"
-
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -23,6 +25,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
 func main() {
@@ -51,9 +55,15 @@ func run(installJupyter, dryRun, xla bool) error {
 	}
 	logFile := filepath.Join(cacheDir, "gonb", "gonb.log")
 	gonbPath := filepath.Join(gobin, "gonb")
+	pjrtDir := ""
+	if xla {
+		if pjrtDir = gomlxmodel.PJRTDir(); pjrtDir == "" {
+			return fmt.Errorf("no folder for the PJRT CPU plugin: set %s (or run with -no-xla)", gomlxmodel.PJRTDirEnv)
+		}
+	}
 
-	s := probe(gobin)
-	steps := plan(s, gonbPath, logFile, installJupyter)
+	s := probe(gobin, logFile, pjrtDir)
+	steps := plan(s, gonbPath, logFile, pjrtDir, installJupyter)
 	if dryRun {
 		for _, st := range steps {
 			fmt.Printf("would %s: %s\n", st.Name, describe(st))
@@ -66,6 +76,7 @@ func run(installJupyter, dryRun, xla bool) error {
 	report(s.GonbVersion == gonbVersion, "gonb "+gonbVersion)
 	report(s.GoimportsVersion == toolsVersion, "goimports "+toolsVersion)
 	report(s.GoplsVersion == goplsVersion, "gopls "+goplsVersion)
+	report(pjrtDir != "" && s.PJRT, "PJRT CPU plugin")
 	for _, st := range steps {
 		if st.Kind == runCmds && st.Cmds[0][0] == "apt-get" && !s.Root {
 			return fmt.Errorf("installing Jupyter needs root: run `sudo apt-get install -y %s`, then rerun "+
@@ -79,7 +90,7 @@ func run(installJupyter, dryRun, xla bool) error {
 	}
 
 	// Check the result, including Jupyter, which may have just been installed.
-	s = probe(gobin)
+	s = probe(gobin, logFile, pjrtDir)
 	if s.GonbVersion != gonbVersion || s.GoimportsVersion != toolsVersion || s.GoplsVersion != goplsVersion {
 		return fmt.Errorf("after installing, %s has gonb %q, goimports %q, gopls %q (is GOBIN writable?)",
 			gobin, s.GonbVersion, s.GoimportsVersion, s.GoplsVersion)
@@ -100,15 +111,11 @@ func run(installJupyter, dryRun, xla bool) error {
 	if !onPath(gobin, userPath) {
 		fmt.Printf("note: add %s to PATH so Jupyter finds gonb and goimports: export PATH=\"%s:$PATH\"\n", gobin, gobin)
 	}
-	pjrtDir := gomlxmodel.PJRTDir()
-	if xla && !pjrtInstalled(pjrtDir) {
-		start := time.Now()
-		if err := installPJRT(pjrtDir); err != nil {
-			return fmt.Errorf("install the PJRT CPU plugin: %w", err)
-		}
-		fmt.Printf("%-32s done (%.1fs)\n", "install PJRT CPU plugin", time.Since(start).Seconds())
+	if pjrtDir == "" { // -no-xla: say whether a plugin is there all the same
+		pjrtDir = gomlxmodel.PJRTDir()
+		s.PJRT = pjrtDir != "" && pjrtInstalled(pjrtDir)
 	}
-	fmt.Println(pjrtHint(pjrtDir, pjrtInstalled(pjrtDir)))
+	fmt.Println(pjrtHint(pjrtDir, s.PJRT))
 	fmt.Printf("ready; GoNB logs go to %s\n", logFile)
 	return nil
 }
@@ -154,14 +161,26 @@ func describe(st step) string {
 	if st.Kind == runInTmpMod {
 		s = "(in a temporary module) " + s
 	}
-	if st.Kind == writeKernel {
+	switch st.Kind {
+	case writeKernel:
 		s += ", then set kernel.json argv to log to a file"
+	case makeDir:
+		s = "create " + st.Path
+	case installPlugin:
+		s = fmt.Sprintf("python3 -m pip download %s==%s from PyPI, check its sha256, extract %s into %s",
+			pjrtPackage, pjrtVersion, gomlxmodel.PJRTPluginName, st.Path)
 	}
 	return s
 }
 
 // execute carries out one step, returning an error that names the failing command and ends with its last output.
 func execute(st step, logFile string) error {
+	switch st.Kind {
+	case makeDir:
+		return os.MkdirAll(st.Path, 0o755)
+	case installPlugin:
+		return installPJRT(st.Path)
+	}
 	dir := ""
 	if st.Kind == runInTmpMod {
 		tmp, err := os.MkdirTemp("", "kernelsetup-")
@@ -182,16 +201,13 @@ func execute(st step, logFile string) error {
 		}
 	}
 	if st.Kind == writeKernel {
-		return setKernelArgv(wantKernelArgv(st.Cmds[0][0], logFile), logFile)
+		return setKernelArgv(wantKernelArgv(st.Cmds[0][0], logFile))
 	}
 	return nil
 }
 
 // setKernelArgv rewrites the argv of the registered kernel (GoNB's --install only forwards a few flags).
-func setKernelArgv(argv []string, logFile string) error {
-	if err := os.MkdirAll(filepath.Dir(logFile), 0o755); err != nil {
-		return err
-	}
+func setKernelArgv(argv []string) error {
 	spec, err := readKernelSpec()
 	if err != nil {
 		return fmt.Errorf("read kernel.json written by gonb: %w", err)

@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
 // GoMLX's XLA backend needs a PJRT CPU plugin, which it normally downloads from GitHub; these machines reach
@@ -21,12 +23,11 @@ const (
 	pjrtVersion     = "0.11.2"
 	pjrtWheelSHA256 = "1319390d948b39f69f7dade496b7c385149d9ca6097a6b62114da113216d9ad1"
 	pjrtLibSHA256   = "ad1309ac822b1b24d51b7f9947c7c9fa9ef5d67f390584cbc3d1fa2428fed9c2"
-	pjrtLibName     = "pjrt_c_api_cpu_plugin.so"
 )
 
 // pjrtInstalled reports whether dir holds the expected plugin.
 func pjrtInstalled(dir string) bool {
-	sum, err := fileSHA256(filepath.Join(dir, pjrtLibName))
+	sum, err := fileSHA256(filepath.Join(dir, gomlxmodel.PJRTPluginName))
 	return err == nil && sum == pjrtLibSHA256
 }
 
@@ -44,7 +45,7 @@ func installPJRT(dir string) error {
 	defer os.RemoveAll(tmp)
 	args := append(pip[1:], "download", "--no-deps", "--only-binary=:all:", "-d", tmp, pjrtPackage+"=="+pjrtVersion)
 	if out, err := exec.Command(pip[0], args...).CombinedOutput(); err != nil {
-		return fmt.Errorf("pip download %s==%s: %v\n%s", pjrtPackage, pjrtVersion, err, tail(string(out), 3))
+		return fmt.Errorf("pip download %s==%s: %v%s", pjrtPackage, pjrtVersion, err, tail(string(out), 3))
 	}
 	wheels, _ := filepath.Glob(filepath.Join(tmp, "*.whl"))
 	if len(wheels) != 1 {
@@ -56,7 +57,7 @@ func installPJRT(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return extractChecked(wheels[0], pjrtLibName, filepath.Join(dir, pjrtLibName), pjrtLibSHA256)
+	return extractChecked(wheels[0], gomlxmodel.PJRTPluginName, filepath.Join(dir, gomlxmodel.PJRTPluginName), pjrtLibSHA256)
 }
 
 // findPip returns a command that runs pip: python3 -m pip, from PATH or Debian's /usr/bin/python3.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -37,6 +38,8 @@ type state struct {
 	MissingModules   []string // of pythonModules, those the jupyter python cannot import
 	HaveApt          bool     // apt-get is available
 	Root             bool     // running as root
+	LogDir           bool     // the folder of GoNB's log file exists (the kernel exits at start without it)
+	PJRT             bool     // the PJRT CPU plugin is installed
 }
 
 // jupyterOK reports whether Jupyter is complete enough for the harness.
@@ -48,9 +51,11 @@ func (s state) jupyterOK() bool {
 type stepKind int
 
 const (
-	runCmds     stepKind = iota // run Cmds in order in the current directory
-	runInTmpMod                 // run Cmds in order inside a fresh temporary directory
-	writeKernel                 // run Cmds, then rewrite kernel.json's argv to the wanted one
+	runCmds       stepKind = iota // run Cmds in order in the current directory
+	runInTmpMod                   // run Cmds in order inside a fresh temporary directory
+	writeKernel                   // run Cmds, then rewrite kernel.json's argv to the wanted one
+	makeDir                       // create the folder Path
+	installPlugin                 // install the PJRT CPU plugin into the folder Path (pjrt.go)
 )
 
 // step is one planned action: a one-line description and the commands that carry it out.
@@ -59,6 +64,7 @@ type step struct {
 	Kind stepKind
 	Cmds [][]string
 	Env  []string // extra environment, KEY=VALUE
+	Path string   // the folder of makeDir and installPlugin
 }
 
 // wantKernelArgv is the argv the registered kernel must have: raw text errors (so compile errors carry the
@@ -69,8 +75,10 @@ func wantKernelArgv(gonbPath, logFile string) []string {
 }
 
 // plan returns the steps that bring the machine from s to the wanted setup, skipping what is already present.
-// installJupyter asks for Jupyter to be installed with apt-get when it is missing.
-func plan(s state, gonbPath, logFile string, installJupyter bool) []step {
+// pjrtDir is where the PJRT CPU plugin goes ("": no plugin, -no-xla); installJupyter asks for Jupyter to be
+// installed with apt-get when it is missing. Steps that need no Jupyter come first, so that a machine without it
+// still gets them.
+func plan(s state, gonbPath, logFile, pjrtDir string, installJupyter bool) []step {
 	var steps []step
 	if s.GonbVersion != gonbVersion {
 		// `go install module@version` fails for gonb (the proxy refuses the version list it consults), so build
@@ -97,6 +105,12 @@ func plan(s state, gonbPath, logFile string, installJupyter bool) []step {
 	if len(steps) > 0 || !slices.Equal(s.KernelArgv, wantKernelArgv(gonbPath, logFile)) {
 		steps = append(steps, step{Name: "register the gonb kernel", Kind: writeKernel,
 			Cmds: [][]string{{gonbPath, "--install", "--raw_error"}}})
+	}
+	if !s.LogDir {
+		steps = append(steps, step{Name: "create GoNB's log folder", Kind: makeDir, Path: filepath.Dir(logFile)})
+	}
+	if pjrtDir != "" && !s.PJRT {
+		steps = append(steps, step{Name: "install the PJRT CPU plugin", Kind: installPlugin, Path: pjrtDir})
 	}
 	if !s.jupyterOK() && installJupyter && s.HaveApt { // without apt-get, jupyterHelp tells what to do
 		steps = append(steps, step{

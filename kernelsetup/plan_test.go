@@ -41,6 +41,7 @@ func TestShebangInterpreter(t *testing.T) {
 		"#! /usr/bin/python3 -I":                "/usr/bin/python3",
 		"#!/usr/bin/env python3":                "python3",
 		"#!/usr/bin/env -S PYTHONPATH=x python": "python",
+		"#!/usr/bin/env -S python3 -u":          "python3",
 		"import sys":                            "",
 		"#!":                                    "",
 	} {
@@ -59,52 +60,58 @@ func names(steps []step) []string {
 }
 
 func TestPlan(t *testing.T) {
-	const gonb, logFile = "/go/bin/gonb", "/cache/gonb/gonb.log"
+	const gonb, logFile, pjrt = "/go/bin/gonb", "/cache/gonb/gonb.log", "/data/agentrl/pjrt"
 	ready := state{GonbVersion: gonbVersion, GoimportsVersion: toolsVersion, GoplsVersion: goplsVersion,
 		KernelArgv: wantKernelArgv(gonb, logFile), Jupyter: "/usr/bin/jupyter", JupyterPython: "/usr/bin/python3",
-		Kernelspec: true, HaveApt: true, Root: true}
-
-	if steps := plan(ready, gonb, logFile, true); len(steps) != 0 {
-		t.Errorf("ready machine: plan = %v, want nothing", names(steps))
-	}
-
+		Kernelspec: true, HaveApt: true, Root: true, LogDir: true, PJRT: true}
 	fresh := state{HaveApt: true, Root: true}
-	got := names(plan(fresh, gonb, logFile, true))
-	want := []string{"install gonb v0.11.1", "install goimports v0.47.0", "install gopls v0.23.0",
-		"register the gonb kernel", "install Jupyter with apt-get"}
-	if !slices.Equal(got, want) {
-		t.Errorf("fresh machine: plan = %v, want %v", got, want)
-	}
-	if got := names(plan(fresh, gonb, logFile, false)); slices.Contains(got, "install Jupyter with apt-get") {
-		t.Errorf("without -install-jupyter the plan must not install Jupyter: %v", got)
+	with := func(s state, f func(*state)) state { f(&s); return s }
+	all := []string{"install gonb v0.11.1", "install goimports v0.47.0", "install gopls v0.23.0",
+		"register the gonb kernel", "create GoNB's log folder", "install the PJRT CPU plugin",
+		"install Jupyter with apt-get"}
+
+	for _, tc := range []struct {
+		name           string
+		s              state
+		pjrtDir        string
+		installJupyter bool
+		want           []string
+	}{
+		{"ready", ready, pjrt, true, nil},
+		{"fresh", fresh, pjrt, true, all},
+		{"fresh without -install-jupyter", fresh, pjrt, false, all[:6]},
+		{"fresh without apt-get", with(fresh, func(s *state) { s.HaveApt = false }), pjrt, true, all[:6]},
+		{"fresh with -no-xla", fresh, "", true, append(all[:5:5], all[6])},
+		{"old gonb", with(ready, func(s *state) { s.GonbVersion = "v0.10.6" }), pjrt, false,
+			[]string{"install gonb v0.11.1", "register the gonb kernel"}},
+		{"kernel with other flags", with(ready, func(s *state) {
+			s.KernelArgv = []string{gonb, "--kernel", "{connection_file}", "--logtostderr"}
+		}), pjrt, false, []string{"register the gonb kernel"}},
+		// The kernel exits at start when its log folder is gone; the argv is right, so nothing else is redone.
+		{"log folder removed", with(ready, func(s *state) { s.LogDir = false }), pjrt, false,
+			[]string{"create GoNB's log folder"}},
+		// -n must show the download, and a machine without Jupyter must still get the plugin.
+		{"no plugin, no Jupyter", with(ready, func(s *state) { s.PJRT, s.Jupyter, s.Kernelspec = false, "", false }),
+			pjrt, false, []string{"install the PJRT CPU plugin"}},
+		{"no plugin, -no-xla", with(ready, func(s *state) { s.PJRT = false }), "", false, nil},
+	} {
+		if got := names(plan(tc.s, gonb, logFile, tc.pjrtDir, tc.installJupyter)); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: plan = %q, want %q", tc.name, got, tc.want)
+		}
 	}
 
-	noApt := fresh
-	noApt.HaveApt = false
-	if got := names(plan(noApt, gonb, logFile, true)); slices.Contains(got, "install Jupyter with apt-get") {
-		t.Errorf("without apt-get the plan must not use it: %v", got)
-	}
-
-	old := ready
-	old.GonbVersion = "v0.10.6"
-	got = names(plan(old, gonb, logFile, false))
-	if !slices.Equal(got, []string{"install gonb v0.11.1", "register the gonb kernel"}) {
-		t.Errorf("old gonb: plan = %v", got)
-	}
-
-	noisy := ready
-	noisy.KernelArgv = []string{gonb, "--kernel", "{connection_file}", "--logtostderr"}
-	if got := names(plan(noisy, gonb, logFile, false)); !slices.Equal(got, []string{"register the gonb kernel"}) {
-		t.Errorf("kernel with other flags: plan = %v", got)
-	}
-
+	steps := plan(fresh, gonb, logFile, pjrt, true)
 	// GoNB is built through a throwaway module: `go install module@v0.11.1` fails on the proxy.
-	st := plan(fresh, gonb, logFile, false)[0]
-	if st.Kind != runInTmpMod || strings.Join(st.Cmds[len(st.Cmds)-1], " ") != "go install "+gonbModule {
+	if st := steps[0]; st.Kind != runInTmpMod || strings.Join(st.Cmds[len(st.Cmds)-1], " ") != "go install "+gonbModule {
 		t.Errorf("gonb step = %+v", st)
 	}
-	apt := plan(fresh, gonb, logFile, true)[4]
-	if !slices.Contains(apt.Env, "DEBIAN_FRONTEND=noninteractive") || !slices.Contains(apt.Cmds[1], aptLockTimeout) {
+	if st := steps[4]; st.Kind != makeDir || st.Path != "/cache/gonb" {
+		t.Errorf("log folder step = %+v", st)
+	}
+	if st := steps[5]; st.Kind != installPlugin || st.Path != pjrt || !strings.Contains(describe(st), "pip download") {
+		t.Errorf("PJRT step = %+v (%s)", st, describe(st))
+	}
+	if apt := steps[6]; !slices.Contains(apt.Env, "DEBIAN_FRONTEND=noninteractive") || !slices.Contains(apt.Cmds[1], aptLockTimeout) {
 		t.Errorf("apt step = %+v", apt)
 	}
 }

@@ -45,7 +45,10 @@ func readKernelSpec() (kernelSpec, error) {
 		return nil, err
 	}
 	var spec kernelSpec
-	return spec, json.Unmarshal(data, &spec)
+	if err := json.Unmarshal(data, &spec); err != nil {
+		return nil, err
+	}
+	return spec, nil
 }
 
 func (k kernelSpec) argv() []string {
@@ -74,13 +77,18 @@ func findJupyter() string {
 	return p
 }
 
-// probe inspects the machine. gobin is where `go install` puts binaries.
-func probe(gobin string) state {
+// probe inspects the machine. gobin is where `go install` puts binaries, logFile GoNB's log file and pjrtDir the
+// folder of the PJRT CPU plugin ("": not wanted).
+func probe(gobin, logFile, pjrtDir string) state {
 	s := state{
 		GonbVersion:      binVersion(filepath.Join(gobin, "gonb"), gonbModule),
 		GoimportsVersion: binVersion(filepath.Join(gobin, "goimports"), toolsModule),
 		GoplsVersion:     binVersion(filepath.Join(gobin, "gopls"), goplsModule),
 		Root:             os.Geteuid() == 0,
+		PJRT:             pjrtDir != "" && pjrtInstalled(pjrtDir),
+	}
+	if st, err := os.Stat(filepath.Dir(logFile)); err == nil && st.IsDir() {
+		s.LogDir = true
 	}
 	if spec, err := readKernelSpec(); err == nil {
 		s.KernelArgv = spec.argv()

@@ -11,8 +11,10 @@ import (
 )
 
 // silentFailure matches what a Go failure leaves in a stream: GoNB reports a panic, os.Exit(N), a crash of the
-// runtime, or a failing shell line (`!cmd`) only as stderr text, and the cell still counts as executed.
-var silentFailure = regexp.MustCompile(`(?m)^(panic: |fatal error: |exit status \d+)`)
+// runtime, a program killed by a signal, or a failing shell line (`!cmd`) only as stderr text, and the cell still
+// counts as executed. GoNB ends such a stream with the program's error and a newline ("exit status 3",
+// "signal: killed"), which may follow the program's own last stderr text on the same line.
+var silentFailure = regexp.MustCompile(`(?m)^(panic: |fatal error: )|(exit status \d+|signal: [a-z][a-z0-9 ()]*)$`)
 
 // Failures lists a notebook's error outputs (compile errors, kernel errors) and silent Go failures.
 func Failures(nb *Notebook) []string {
@@ -47,8 +49,8 @@ func cellName(i int, c Cell) string {
 			break
 		}
 	}
-	if len(first) > 50 {
-		first = first[:50] + "…"
+	if r := []rune(first); len(r) > 50 {
+		first = string(r[:50]) + "…"
 	}
 	return fmt.Sprintf("code cell %d [%s]", i+1, first)
 }
@@ -70,9 +72,7 @@ func firstLines(s string, n int) string {
 //     cache, "computed … in 3m2s" on a cold one) are dropped.
 //  4. Paths: the repository root becomes <repo>, the result cache ($AGENTRL_CACHE or the user cache dir) <cache>,
 //     anything under the temporary directory <tmp>, the home directory ~.
-//     GoNB's per-kernel names (gonb_1a2b3c4d) become gonb_<id>, and the directory in %goworkfix's notice
-//     ("replace rule for module M to local directory D") becomes <dir>: the committed run and this one may
-//     have cloned the repository to different places.
+//     GoNB's per-kernel names (gonb_1a2b3c4d) become gonb_<id>.
 //  5. Durations in Go or common notation (850ms, 12.3s, 1m2.5s, 2h0m0s) become <duration>, and the number after
 //     "elapsed", "remaining", "took" or "wall" becomes <duration> too.
 //  6. Rates ("12.5 steps/s", "300 tokens/s", "1.2 it/s") become <rate>.
@@ -88,7 +88,6 @@ var (
 	cellLineTag  = regexp.MustCompile(` ?\[\[ Cell (\[\d+\] )?Line \d+ \]\] ?`) // GoNB marks some stack frames, not always
 	dropLine     = regexp.MustCompile(`^\s*(progress|cache):`)
 	gonbID       = regexp.MustCompile(`\bgonb_[0-9a-f]{8}\b`)
-	localDir     = regexp.MustCompile(`(replace rule for module "[^"]*" to local directory )"[^"]*"`)
 	tmpPath      = regexp.MustCompile(`(^|[\s"'=(:])/tmp/[^\s"')]*`)
 	duration     = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h)(\d+(\.\d+)?(ns|µs|us|ms|s|m|h))*\b`)
 	afterTimeKey = regexp.MustCompile(`(?i)\b(elapsed|remaining|took|wall|wall time)([:=]?\s*)\d+(\.\d+)?\b`)
@@ -139,7 +138,6 @@ func (s *Sanitizer) Text(text string) string {
 		}
 		line = tmpPath.ReplaceAllString(line, "$1<tmp>")
 		line = gonbID.ReplaceAllString(line, "gonb_<id>")
-		line = localDir.ReplaceAllString(line, `$1"<dir>"`)
 		line = duration.ReplaceAllString(line, "<duration>")
 		line = afterTimeKey.ReplaceAllString(line, "$1$2<duration>")
 		line = rate.ReplaceAllString(line, "<rate>")

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestSanitizer(t *testing.T) {
@@ -51,27 +52,50 @@ func mustNotebook(t *testing.T, js string) *Notebook {
 }
 
 func TestFailures(t *testing.T) {
-	nb := mustNotebook(t, `{"cells": [
-	 {"cell_type": "markdown", "source": "# t", "outputs": []},
-	 {"cell_type": "code", "source": ["%%\n", "fmt.Println(1)"], "outputs": [
-	  {"output_type": "stream", "name": "stdout", "text": "1\nnot a panic: here\n"}]},
-	 {"cell_type": "code", "source": "%%\npanic(\"boom\")", "outputs": [
-	  {"output_type": "stream", "name": "stderr", "text": "panic: "},
-	  {"output_type": "stream", "name": "stderr", "text": "boom"},
-	  {"output_type": "stream", "name": "stderr", "text": "\n\ngoroutine 1 [running]:\nexit status 2\n"}]},
-	 {"cell_type": "code", "source": "%%\nos.Exit(3)", "outputs": [
-	  {"output_type": "stream", "name": "stderr", "text": ["exit status 3\n"]}]},
-	 {"cell_type": "code", "source": "%%\nx()", "outputs": [
-	  {"output_type": "error", "ename": "ERROR", "evalue": "undefined: x", "traceback": []}]}
-	]}`)
-	got := Failures(nb)
-	if len(got) != 3 {
-		t.Fatalf("Failures = %d items, want 3:\n%s", len(got), strings.Join(got, "\n"))
-	}
-	for i, want := range []string{"code cell 2 [%%]: Go failure on stderr: panic: boom", "exit status 3", "undefined: x"} {
-		if !strings.Contains(got[i], want) {
-			t.Errorf("failure %d = %q, want it to contain %q", i, got[i], want)
+	stderr := func(parts ...string) []Output {
+		var out []Output
+		for _, p := range parts {
+			out = append(out, Output{Type: "stream", Name: "stderr", Text: Text(p)})
 		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		outputs []Output
+		want    string // the failure must contain this; "" for no failure
+	}{
+		{"clean", []Output{{Type: "stream", Name: "stdout", Text: "1\nnot a panic: here\nthe exit status 0 is fine\n"}}, ""},
+		{"panic in pieces", stderr("panic: ", "boom", "\n\ngoroutine 1 [running]:\nexit status 2\n"),
+			"code cell 1 [%%]: Go failure on stderr: panic: boom"},
+		{"os.Exit", stderr("exit status 3\n"), "Go failure on stderr: exit status 3"},
+		{"os.Exit after text without newline", stderr("last words", "exit status 3\n"), "exit status 3"},
+		{"killed", stderr("signal: killed\n"), "Go failure on stderr: signal: killed"},
+		{"interrupted", stderr("^C\nsignal: interrupt\n"), "signal: interrupt"},
+		{"crash after text without newline", stderr("loading…", "signal: segmentation fault (core dumped)\n"),
+			"signal: segmentation fault (core dumped)"},
+		{"runtime", stderr("fatal error: all goroutines are asleep - deadlock!\n"), "fatal error: all goroutines"},
+		{"log line", stderr("handler for signal: SIGINT installed, 2 workers\n"), ""},
+		{"error output", []Output{{Type: "error", EName: "ERROR", EValue: "undefined: x"}}, "error output: ERROR: undefined: x"},
+	} {
+		nb := &Notebook{Cells: []Cell{
+			{Type: "markdown", Source: "# t"},
+			{Type: "code", Source: "%%\nx()", Outputs: tc.outputs},
+		}}
+		got := Failures(nb)
+		switch {
+		case tc.want == "" && len(got) != 0:
+			t.Errorf("%s: Failures = %q, want none", tc.name, got)
+		case tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want)):
+			t.Errorf("%s: Failures = %q, want one containing %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestCellName(t *testing.T) {
+	long := strings.Repeat("é", 60)
+	got := cellName(0, Cell{Source: Text("\n  " + long + "\nx")})
+	if !utf8.ValidString(got) || got != "code cell 1 ["+strings.Repeat("é", 50)+"…]" {
+		t.Errorf("cellName = %q", got)
 	}
 }
 
@@ -125,9 +149,10 @@ func TestDiff(t *testing.T) {
 }
 
 func TestSelect(t *testing.T) {
-	paths := []string{"nb/12.1-observations.ipynb", "nb/12.2-credit.ipynb", "nb/12.4-context.ipynb"}
+	paths := []string{"nb/12.1-observations.ipynb", "nb/12.2-credit.ipynb", "nb/12.4-context.ipynb", "nb/12.10-late.ipynb"}
 	for spec, want := range map[string]string{
-		"":                         "nb/12.1-observations.ipynb nb/12.2-credit.ipynb nb/12.4-context.ipynb",
+		"":                         "nb/12.1-observations.ipynb nb/12.2-credit.ipynb nb/12.4-context.ipynb nb/12.10-late.ipynb",
+		"12.10,12.2":               "nb/12.2-credit.ipynb nb/12.10-late.ipynb",
 		"none":                     "",
 		"12.4,12.1":                "nb/12.1-observations.ipynb nb/12.4-context.ipynb",
 		"12.2-credit":              "nb/12.2-credit.ipynb",

@@ -5,7 +5,8 @@ usage: python3 execute.py SRC DST KERNEL_CWD CELL_TIMEOUT_S STARTUP_TIMEOUT_S
 The kernel runs in KERNEL_CWD, which GoNB exports to cells as GONB_DIR. Errors are kept as outputs
 (allow_errors) so every cell runs; the Go harness judges the result. Per-cell progress goes to stderr as
 "nbexec: cell I/N [line] S.Ss". Exit status: 0 executed (whatever the cells did), 2 the run could not finish
-(kernel did not start, died, or a cell timed out); DST then holds what was executed so far.
+(kernel did not start, died, a cell timed out, or SIGTERM or SIGINT stopped the script, which then shuts the
+kernel down first); DST then holds what was executed so far.
 """
 import os
 import signal
@@ -45,14 +46,13 @@ def main():
     stopped = []
 
     def on_signal(signum, _frame):
-        # Asked to stop (the harness timed out or died): take the kernel's process group, the running cell
-        # program included, down with us.
-        try:
-            pid = client.km.provisioner.process.pid  # the kernel leads its own session
-            os.killpg(pid, signal.SIGKILL)
-        except Exception:
-            pass
+        # Asked to stop (the harness timed out or died): stop the kernel, the running cell program included.
+        # While the kernel runs, nbclient's own SIGINT and SIGTERM handlers replace this one; they shut the kernel
+        # down gracefully as well (shutdown request, then SIGTERM and SIGKILL to its process group).
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second signal must not cut the shutdown short
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         stopped.append(signal.Signals(signum).name)
+        stop_kernel(client.km)
         raise KeyboardInterrupt(stopped[0])
 
     signal.signal(signal.SIGINT, on_signal)
@@ -66,6 +66,24 @@ def main():
         status = 2
     nbformat.write(nb, dst)
     return status
+
+
+def stop_kernel(km, wait=10.0):
+    """Stops a kernel from a signal handler, outside nbclient's event loop. SIGTERM asks GoNB to shut down: it
+    interrupts the running cell, removes its temporary folder and stops gopls. What is left of the kernel's process
+    group after wait seconds (a cell program that ignores the interrupt) is killed."""
+    proc = getattr(getattr(km, "provisioner", None), "process", None)
+    if proc is None:
+        return
+    try:
+        proc.terminate()
+        proc.wait(timeout=wait)
+    except Exception:  # subprocess.TimeoutExpired, or the kernel is already gone
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the kernel leads its own session
+    except OSError:  # nothing left
+        pass
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@
 //
 //	AGENTRL_NOTEBOOKS=12.1,12.4     execute only these notebooks (section number or file name); "none" executes none
 //	AGENTRL_NOTEBOOKS_OPTIONAL=1    skip notebook execution when Jupyter or GoNB is missing (default: fail)
-//	AGENTRL_CELL_TIMEOUT=40m        per-cell timeout (Go duration)
+//	AGENTRL_CELL_TIMEOUT=40m        per-cell timeout (Go duration, at least 1s)
 //	AGENTRL_JUPYTER=/path/jupyter   the jupyter command (default /usr/bin/jupyter, else the one on PATH)
 package notebooks
 
@@ -29,6 +29,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
 // Notebook is the part of an .ipynb file the harness reads.
@@ -197,21 +199,31 @@ func Select(paths []string, spec string) ([]string, error) {
 			return nil, fmt.Errorf("no notebook matches %q", name)
 		}
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, func(a, b string) int { return compareSections(Section(a), Section(b)) })
 	return out, nil
 }
 
 //go:embed execute.py
 var executeScript []byte
 
-// Runner executes notebooks with the GoNB kernel through nbclient.
+// Runner executes notebooks with the GoNB kernel through nbclient. Build it with NewRunner, which finds the
+// tools and sets the kernel's environment; a Runner built by hand runs in this process's environment.
 type Runner struct {
 	Jupyter        string        // the jupyter command
 	Python         string        // the interpreter that runs jupyter (has nbclient)
 	CellTimeout    time.Duration // per cell
 	StartupTimeout time.Duration // kernel start
 	Log            io.Writer     // per-cell progress ("nbexec: cell 3/9 [...] 1.2s") and the kernel's stderr
-	env            []string
+	env            []string      // the environment of the scripts and the kernel; nil: os.Environ()
+}
+
+// environ returns the Runner's environment with extra appended (KEY=VALUE), in a new slice.
+func (r *Runner) environ(extra ...string) []string {
+	env := r.env
+	if env == nil {
+		env = os.Environ()
+	}
+	return append(slices.Clip(env), extra...)
 }
 
 // ErrNoJupyter is wrapped by NewRunner's error when Jupyter or the GoNB kernel is missing.
@@ -220,13 +232,16 @@ var ErrNoJupyter = errors.New("notebook tools missing")
 // setupHint is what to run when something is missing.
 const setupHint = "run `go run ./kernelsetup -install-jupyter` from the repository root (see README.md, Setup)"
 
-// NewRunner finds Jupyter, its Python with nbclient, the GoNB kernel and goimports, or explains what is missing.
+// NewRunner returns a Runner for this machine, or an error that says what is missing (wrapping ErrNoJupyter when
+// a tool is). It finds Jupyter ($AGENTRL_JUPYTER, else /usr/bin/jupyter, else the one on PATH), the Python that
+// runs it (which must import nbclient), the registered GoNB kernel and goimports; it puts Go's bin folder first on
+// the kernel's PATH and reads the per-cell timeout from $AGENTRL_CELL_TIMEOUT (default 40m). Log is io.Discard.
 func NewRunner() (*Runner, error) {
 	r := &Runner{CellTimeout: 40 * time.Minute, StartupTimeout: 2 * time.Minute, Log: io.Discard}
 	if s := os.Getenv("AGENTRL_CELL_TIMEOUT"); s != "" {
-		d, err := time.ParseDuration(s)
+		d, err := parseCellTimeout(s)
 		if err != nil {
-			return nil, fmt.Errorf("AGENTRL_CELL_TIMEOUT=%q: %w", s, err)
+			return nil, err
 		}
 		r.CellTimeout = d
 	}
@@ -242,7 +257,7 @@ func NewRunner() (*Runner, error) {
 			path = bin + string(os.PathListSeparator) + path
 		}
 	}
-	r.env = append(os.Environ(), "PATH="+path)
+	r.env = append(os.Environ(), "PATH="+path) // the later PATH wins
 	lookPath := func(name string) (string, error) {
 		for _, dir := range filepath.SplitList(path) {
 			p := filepath.Join(dir, name)
@@ -276,7 +291,7 @@ func NewRunner() (*Runner, error) {
 			lastLine(string(out)), setupHint)
 	}
 	cmd := exec.Command(r.Jupyter, "kernelspec", "list", "--json")
-	cmd.Env = r.env
+	cmd.Env = r.environ()
 	out, err := cmd.Output()
 	if err != nil {
 		return nil, fmt.Errorf("%w: `%s kernelspec list` failed (%v): %s", ErrNoJupyter, r.Jupyter, err, setupHint)
@@ -305,6 +320,18 @@ func NewRunner() (*Runner, error) {
 	return r, nil
 }
 
+// parseCellTimeout reads $AGENTRL_CELL_TIMEOUT: nbclient counts whole seconds, and 0 would mean no timeout.
+func parseCellTimeout(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("AGENTRL_CELL_TIMEOUT=%q: %w", s, err)
+	}
+	if d < time.Second {
+		return 0, fmt.Errorf("AGENTRL_CELL_TIMEOUT=%q: the per-cell timeout must be at least 1s", s)
+	}
+	return d, nil
+}
+
 // interpreter returns the interpreter named in a script's shebang, resolved on PATH; "" if none.
 func interpreter(script string) string {
 	f, err := os.Open(script)
@@ -313,19 +340,31 @@ func interpreter(script string) string {
 	}
 	defer f.Close()
 	line, _ := bufio.NewReader(f).ReadString('\n')
-	line, ok := strings.CutPrefix(strings.TrimSpace(line), "#!")
-	fields := strings.Fields(line)
-	if !ok || len(fields) == 0 {
-		return ""
-	}
-	py := fields[0]
-	if strings.HasSuffix(py, "/env") && len(fields) > 1 {
-		py = fields[len(fields)-1]
-	}
-	if !strings.Contains(py, "/") {
+	py := shebangInterpreter(line)
+	if py != "" && !strings.Contains(py, "/") {
 		py, _ = exec.LookPath(py)
 	}
 	return py
+}
+
+// shebangInterpreter returns the interpreter of a script's first line: "#!/usr/bin/python3 -I" gives
+// "/usr/bin/python3", "#!/usr/bin/env -S python3 -u" gives "python3" (env's options and NAME=VALUE settings
+// are skipped). "" if the line is not a shebang.
+func shebangInterpreter(firstLine string) string {
+	line, ok := strings.CutPrefix(strings.TrimSpace(firstLine), "#!")
+	f := strings.Fields(line)
+	if !ok || len(f) == 0 {
+		return ""
+	}
+	if filepath.Base(f[0]) != "env" {
+		return f[0]
+	}
+	for _, a := range f[1:] {
+		if !strings.HasPrefix(a, "-") && !strings.Contains(a, "=") {
+			return a
+		}
+	}
+	return ""
 }
 
 func lastLine(s string) string {
@@ -353,15 +392,16 @@ func (r *Runner) Execute(ctx context.Context, src, dst string) error {
 	}
 	cmd := exec.CommandContext(ctx, r.Python, script.Name(), src, dst, filepath.Dir(src),
 		fmt.Sprint(int(r.CellTimeout.Seconds())), fmt.Sprint(int(r.StartupTimeout.Seconds())))
-	cmd.Env = append(r.env, "PYDEVD_DISABLE_FILE_VALIDATION=1")
+	cmd.Env = r.environ("PYDEVD_DISABLE_FILE_VALIDATION=1")
 	// On cancellation ask the script to stop: it kills the kernel's process group (the running cell program
 	// included) and writes what ran so far. If the kernel holds our pipes open, give up waiting after a while.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 30 * time.Second
 	setDeathSignal(cmd) // and the same if this process dies (go test's own timeout panics and exits)
+	// One writer for both streams: os/exec then copies them on one goroutine (two would race on tail and Log).
 	var tail tailBuffer
-	cmd.Stdout = io.MultiWriter(r.Log, &tail)
-	cmd.Stderr = io.MultiWriter(r.Log, &tail)
+	out := io.MultiWriter(r.Log, &tail)
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%v (%v; a long notebook needs a larger `go test -timeout`)", err, ctx.Err())
@@ -423,5 +463,32 @@ func (r *Runner) Check(ctx context.Context, path, outDir string, s *Sanitizer) (
 	}
 	res.Failures = Failures(res.Executed)
 	res.Diffs = Compare(committed, res.Executed, s)
+	if len(res.Diffs) > 0 {
+		b, err := gomlxmodel.Backend() // what the kernel's models ran on: it inherits this environment
+		name := ""
+		if b != nil {
+			name = b.Name()
+		}
+		if note := backendNote(name, err); note != "" {
+			res.Diffs[len(res.Diffs)-1] += "\n    " + note
+		}
+	}
 	return res, nil
+}
+
+// backendNote returns a line explaining differing outputs when the models did not run on XLA (backend names
+// what they ran on, or err says why there is none), since the committed outputs are the XLA backend's; "" on XLA.
+func backendNote(backend string, err error) string {
+	const xla = "but the committed outputs are the XLA backend's, whose numbers differ"
+	switch {
+	case err != nil:
+		return fmt.Sprintf("note: no GoMLX backend here (%v); the committed outputs are the XLA backend's", err)
+	case backend == "xla":
+		return ""
+	case os.Getenv("GOMLX_BACKEND") != "":
+		return fmt.Sprintf("note: the models ran on the %s backend (GOMLX_BACKEND=%s), %s: unset GOMLX_BACKEND",
+			backend, os.Getenv("GOMLX_BACKEND"), xla)
+	}
+	return fmt.Sprintf("note: the models ran on the %s backend, %s: install its PJRT CPU plugin with "+
+		"`go run ./kernelsetup`", backend, xla)
 }

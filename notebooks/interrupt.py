@@ -4,19 +4,32 @@ usage: python3 interrupt.py KERNEL_CWD STARTUP_TIMEOUT_S CELL_TIMEOUT_S DELAY_S 
 
 Runs SETUP_CELL, then CELL once per MARKER: each time it waits until the cell's output contains that marker,
 waits DELAY_S more, interrupts the kernel, and waits for the cell to end. Prints a JSON list with the text output (streams and
-errors) of every execution. Exit status 2 when the kernel does not start, a marker never appears or a cell does
-not end within CELL_TIMEOUT_S.
+errors) of every execution. Exit status 2 when the kernel does not start, a marker never appears, a cell does
+not end within CELL_TIMEOUT_S, or the script is stopped by SIGTERM or SIGINT. The kernel is always shut down
+gracefully, so that GoNB removes its temporary folder and stops gopls: a shutdown request, then SIGTERM and SIGKILL
+if it has not exited within the manager's shutdown_wait_time.
 """
 import json
+import signal
 import sys
 import time
 
 from jupyter_client.manager import KernelManager
 
 
+class Stopped(BaseException):  # not an Exception: the polling loop below must not swallow it
+    pass
+
+
+def on_signal(signum, _frame):
+    raise Stopped(f"stopped by {signal.Signals(signum).name}")
+
+
 def main():
     cwd, startup_timeout, cell_timeout, delay, setup, cell, *markers = sys.argv[1:]
-    km = KernelManager(kernel_name="gonb")
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    km = KernelManager(kernel_name="gonb", shutdown_wait_time=10.0)
     km.start_kernel(cwd=cwd)
     kc = km.client()
     kc.start_channels()
@@ -25,12 +38,14 @@ def main():
         outputs = [execute(km, kc, setup, None, 0, float(cell_timeout))]
         for marker in markers:
             outputs.append(execute(km, kc, cell, marker, float(delay), float(cell_timeout)))
-    except TimeoutError as e:
+    except (TimeoutError, RuntimeError, Stopped) as e:  # wait_for_ready raises RuntimeError on a dead kernel
         print(f"interrupt.py: {e}", file=sys.stderr)
         sys.exit(2)
     finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second signal must not cut the shutdown short
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         kc.stop_channels()
-        km.shutdown_kernel(now=True)
+        km.shutdown_kernel(now=False)
     print(json.dumps(outputs))
 
 

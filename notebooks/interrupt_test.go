@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 )
 
 //go:embed interrupt.py
@@ -62,8 +64,12 @@ func TestInterruptResumes(t *testing.T) {
 	link := nb.CodeCells()[0].Source // the cell that links a notebook to the repository's module
 	cmd := exec.CommandContext(testContext(t), r.Python, script, dir, fmt.Sprint(int(r.StartupTimeout.Seconds())),
 		"120", "1", string(link), interruptedCell, "cache: computing", "cache: resuming")
-	cmd.Env = append(r.env, "AGENTRL_CACHE="+t.TempDir(), "PYDEVD_DISABLE_FILE_VALIDATION=1")
+	cmd.Env = r.environ("AGENTRL_CACHE="+t.TempDir(), "PYDEVD_DISABLE_FILE_VALIDATION=1")
 	cmd.Stderr = r.Log
+	// On cancellation ask the script to stop, so that it shuts the kernel down (GoNB then removes its temporary
+	// folder and stops gopls); SIGKILL, the default, would leave both behind.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
 	setDeathSignal(cmd)
 	out, err := cmd.Output()
 	if err != nil {

@@ -121,8 +121,8 @@ type SectionOutput struct {
 	Draft  bool     // it carries DraftMarker
 }
 
-// StdoutLines returns the lines a notebook printed on stdout (and as text/plain displays), with carriage
-// returns resolved as a terminal would.
+// StdoutLines returns the lines a notebook's code cells printed on stdout (stream outputs only: displays and
+// stderr are not read), with carriage returns resolved as a terminal would.
 func StdoutLines(nb *Notebook) []string {
 	var out []string
 	for _, c := range nb.CodeCells() {
@@ -195,6 +195,17 @@ func (rep *Report) StaleDeviations() []string {
 	}
 	sort.Strings(stale)
 	return stale
+}
+
+// Complete reports whether every section of the book has a notebook that is not a draft, so that every
+// KnownDeviations entry can be matched (StaleDeviations means something only then).
+func (rep *Report) Complete() bool {
+	for _, r := range rep.Lines {
+		if !r.Gates {
+			return false
+		}
+	}
+	return true
 }
 
 // Failures lists the lines that fail the test.

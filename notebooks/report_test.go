@@ -179,3 +179,27 @@ func TestMissingLines(t *testing.T) {
 		t.Errorf("C7 without C5: %d checks n/a, failed %v", na, rep.byID["C7"].Failed())
 	}
 }
+
+func TestComplete(t *testing.T) {
+	draft := bookSections(nil)
+	so := draft["12.4"]
+	so.Draft = true
+	draft["12.4"] = so
+	absent := bookSections(nil)
+	delete(absent, "12.7")
+	for _, tc := range []struct {
+		name     string
+		sections map[string]SectionOutput
+		want     bool
+	}{
+		{"every section written", bookSections(nil), true},
+		{"a line missing from a written notebook", bookSections(nil, "C20"), true},
+		{"a draft", draft, false},
+		{"a section without notebook", absent, false},
+		{"no notebooks", map[string]SectionOutput{}, false},
+	} {
+		if got := Evaluate(tc.sections).Complete(); got != tc.want {
+			t.Errorf("%s: Complete = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

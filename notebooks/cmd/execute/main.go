@@ -1,23 +1,29 @@
 // Command execute runs the chapter's notebooks through Jupyter and the GoNB kernel and writes each executed
 // notebook over the committed one (outputs exactly as executed), printing per-notebook wall time; then it
-// regenerates notebooks/REPORT.md, the book-vs-run report.
+// regenerates notebooks/REPORT.md, the book-vs-run report. A notebook that could not be executed to the end or
+// shows a failure is not written: the committed one stays.
 //
 //	go run ./notebooks/cmd/execute               # every notebooks/*.ipynb
 //	go run ./notebooks/cmd/execute 12.1 12.4     # by section or file name
 //	go run ./notebooks/cmd/execute path/x.ipynb  # any notebook file (the report is not touched)
 //	go run ./notebooks/cmd/execute -report       # only rewrite the report from the committed notebooks
 //
-// It exits non-zero if a notebook could not be executed or shows a failure (error output, Go panic, exit status).
+// It exits non-zero if a notebook could not be executed or shows a failure (error output, Go panic, exit status),
+// or if the report fails (a class 1 or class 3 rule, or a missing line). SIGINT or SIGTERM stops it: the running
+// kernel is shut down and nothing more is written.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentrl-go/agentrl/notebooks"
@@ -34,13 +40,16 @@ func main() {
 		fmt.Fprintln(os.Stderr, "execute: -report takes no notebooks")
 		os.Exit(2)
 	}
-	if err := run(flag.Args(), *reportOnly); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, flag.Args(), *reportOnly)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "execute:", err)
 		os.Exit(1)
 	}
 }
 
-func run(args []string, reportOnly bool) error {
+func run(ctx context.Context, args []string, reportOnly bool) error {
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	gomod := strings.TrimSpace(string(out))
 	if err != nil || gomod == "" || gomod == os.DevNull {
@@ -94,45 +103,64 @@ func run(args []string, reportOnly bool) error {
 	total := time.Now()
 	for _, p := range paths {
 		fmt.Printf("== %s\n", p)
-		res, err := r.Check(context.Background(), p, tmp, san)
+		res, err := r.Check(ctx, p, tmp, san)
+		if ctx.Err() != nil {
+			return fmt.Errorf("stopped (%v) while executing %s: nothing more written", context.Cause(ctx), p)
+		}
 		if err != nil {
 			fmt.Printf("%s: not written: %v\n", filepath.Base(p), err)
+			if res != nil {
+				for _, f := range res.Failures { // of the cells that ran before it stopped
+					fmt.Println("  " + f)
+				}
+			}
 			failed++
 			continue
 		}
-		if err := copyFile(res.File, p); err != nil {
+		written, err := save(res, p)
+		if err != nil {
 			return err
 		}
-		if filepath.Dir(mustAbs(p)) == dir {
-			touchedChapter = true
-		}
-		state := "ok"
-		switch {
-		case len(res.Failures) > 0:
-			state = fmt.Sprintf("%d FAILURES", len(res.Failures))
+		if !written {
 			failed++
-		case len(res.Diffs) > 0:
-			state = fmt.Sprintf("outputs changed in %d cells (now written)", len(res.Diffs))
-		}
-		fmt.Printf("%-45s %7.1fs  %s\n", filepath.Base(p), res.Wall.Seconds(), state)
-		for _, f := range res.Failures {
-			fmt.Println("  " + f)
+		} else if filepath.Dir(absPath(p)) == dir {
+			touchedChapter = true
 		}
 	}
 	fmt.Printf("total %.1fs\n", time.Since(total).Seconds())
 
-	if touchedChapter {
-		if err := writeReport(dir, chapter); err != nil {
-			return err
-		}
-	}
+	var errs []error
 	if failed > 0 {
-		return fmt.Errorf("%d of %d notebooks failed", failed, len(paths))
+		errs = append(errs, fmt.Errorf("%d of %d notebooks failed", failed, len(paths)))
 	}
-	return nil
+	if touchedChapter {
+		errs = append(errs, writeReport(dir, chapter))
+	}
+	return errors.Join(errs...)
 }
 
-func mustAbs(p string) string {
+// save writes the executed notebook of res over dst unless it shows failures, and prints one line about it (and
+// the failures). It reports whether it wrote dst.
+func save(res *notebooks.Result, dst string) (bool, error) {
+	state := "ok"
+	switch {
+	case len(res.Failures) > 0:
+		state = fmt.Sprintf("%d FAILURES (not written)", len(res.Failures))
+	case len(res.Diffs) > 0:
+		state = fmt.Sprintf("outputs changed in %d cells (now written)", len(res.Diffs))
+	}
+	fmt.Printf("%-45s %7.1fs  %s\n", filepath.Base(dst), res.Wall.Seconds(), state)
+	for _, f := range res.Failures {
+		fmt.Println("  " + f)
+	}
+	if len(res.Failures) > 0 {
+		return false, nil
+	}
+	return true, copyFile(res.File, dst)
+}
+
+// absPath returns p made absolute, or p itself when the working directory is unknown.
+func absPath(p string) string {
 	a, err := filepath.Abs(p)
 	if err != nil {
 		return p
@@ -148,7 +176,8 @@ func copyFile(src, dst string) error {
 	return os.WriteFile(dst, data, 0o644)
 }
 
-// writeReport evaluates the chapter's notebooks as committed and writes dir/REPORT.md, listing the failures.
+// writeReport evaluates the chapter's notebooks as committed and writes dir/REPORT.md, listing the failures; it
+// returns an error when there are some.
 func writeReport(dir string, chapter []string) error {
 	var nbs []*notebooks.Notebook
 	for _, p := range chapter {
@@ -164,8 +193,12 @@ func writeReport(dir string, chapter []string) error {
 		return err
 	}
 	fmt.Printf("report: %s written\n", reportPath)
-	for _, f := range rep.Failures() {
+	failures := rep.Failures()
+	for _, f := range failures {
 		fmt.Println("  report: " + f)
+	}
+	if len(failures) > 0 {
+		return fmt.Errorf("%s: %d book lines fail a class 1 or class 3 rule or are missing", reportPath, len(failures))
 	}
 	return nil
 }
