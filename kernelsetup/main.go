@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/agentrl-go/agentrl/gomlxmodel"
+	"github.com/agentrl-go/agentrl/internal/setup"
 )
 
 func main() {
@@ -42,7 +43,7 @@ func main() {
 }
 
 func run(installJupyter, dryRun, xla bool) error {
-	gobin, err := goBin()
+	gobin, err := setup.GoBin()
 	if err != nil {
 		return err
 	}
@@ -125,22 +126,6 @@ func report(ok bool, what string) {
 	if ok {
 		fmt.Printf("%-32s ok\n", what)
 	}
-}
-
-// goBin returns the directory `go install` writes to.
-func goBin() (string, error) {
-	out, err := exec.Command("go", "env", "GOBIN", "GOPATH").Output()
-	if err != nil {
-		return "", fmt.Errorf("`go env` failed (is Go installed and on PATH?): %v", err)
-	}
-	lines := strings.Split(string(out), "\n") // GOBIN's line is empty when it is unset
-	if len(lines) > 0 && strings.TrimSpace(lines[0]) != "" {
-		return strings.TrimSpace(lines[0]), nil
-	}
-	if len(lines) < 2 || strings.TrimSpace(lines[1]) == "" {
-		return "", errors.New("`go env GOPATH` is empty")
-	}
-	return filepath.Join(filepath.SplitList(strings.TrimSpace(lines[1]))[0], "bin"), nil
 }
 
 func onPath(dir, path string) bool {

@@ -171,25 +171,3 @@ func moduleVersion(goVersionM, mod string) string {
 	}
 	return version
 }
-
-// shebangInterpreter returns the interpreter of a script's first line: "#!/usr/bin/python3" gives
-// "/usr/bin/python3", "#!/usr/bin/env python3" gives "python3". "" if the line is not a shebang.
-func shebangInterpreter(firstLine string) string {
-	line, ok := strings.CutPrefix(strings.TrimSpace(firstLine), "#!")
-	if !ok {
-		return ""
-	}
-	f := strings.Fields(line)
-	if len(f) == 0 {
-		return ""
-	}
-	if strings.HasSuffix(f[0], "/env") {
-		for _, a := range f[1:] {
-			if !strings.HasPrefix(a, "-") && !strings.Contains(a, "=") {
-				return a
-			}
-		}
-		return ""
-	}
-	return f[0]
-}

@@ -35,22 +35,6 @@ func TestModuleVersion(t *testing.T) {
 	}
 }
 
-func TestShebangInterpreter(t *testing.T) {
-	for line, want := range map[string]string{
-		"#!/usr/bin/python3\n":                  "/usr/bin/python3",
-		"#! /usr/bin/python3 -I":                "/usr/bin/python3",
-		"#!/usr/bin/env python3":                "python3",
-		"#!/usr/bin/env -S PYTHONPATH=x python": "python",
-		"#!/usr/bin/env -S python3 -u":          "python3",
-		"import sys":                            "",
-		"#!":                                    "",
-	} {
-		if got := shebangInterpreter(line); got != want {
-			t.Errorf("shebangInterpreter(%q) = %q, want %q", line, got, want)
-		}
-	}
-}
-
 func names(steps []step) []string {
 	var n []string
 	for _, s := range steps {

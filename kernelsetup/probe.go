@@ -1,13 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
+
+	"github.com/agentrl-go/agentrl/internal/setup"
 )
 
 // binVersion returns the version of module mod recorded in binary path, or "" if the binary is absent.
@@ -61,22 +61,6 @@ func (k kernelSpec) argv() []string {
 	return argv
 }
 
-// findJupyter returns the jupyter command: $AGENTRL_JUPYTER, else /usr/bin/jupyter (Debian's, whose python has the
-// modules; a `jupyter` earlier on PATH may be a pyenv shim without them), else the one on PATH.
-func findJupyter() string {
-	if p := os.Getenv("AGENTRL_JUPYTER"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return ""
-		}
-		return p
-	}
-	if _, err := os.Stat("/usr/bin/jupyter"); err == nil {
-		return "/usr/bin/jupyter"
-	}
-	p, _ := exec.LookPath("jupyter")
-	return p
-}
-
 // probe inspects the machine. gobin is where `go install` puts binaries, logFile GoNB's log file and pjrtDir the
 // folder of the PJRT CPU plugin ("": not wanted).
 func probe(gobin, logFile, pjrtDir string) state {
@@ -95,34 +79,16 @@ func probe(gobin, logFile, pjrtDir string) state {
 	}
 	_, err := exec.LookPath("apt-get")
 	s.HaveApt = err == nil
-	s.Jupyter = findJupyter()
+	s.Jupyter, _ = setup.Jupyter()
 	if s.Jupyter == "" {
 		return s
 	}
 	s.Kernelspec = exec.Command(s.Jupyter, "kernelspec", "list").Run() == nil
-	s.JupyterPython = jupyterPython(s.Jupyter)
+	s.JupyterPython = setup.ScriptInterpreter(s.Jupyter)
 	for _, m := range pythonModules {
 		if s.JupyterPython == "" || exec.Command(s.JupyterPython, "-c", "import "+m).Run() != nil {
 			s.MissingModules = append(s.MissingModules, m)
 		}
 	}
 	return s
-}
-
-// jupyterPython returns the interpreter that runs the jupyter script (from its shebang), resolved on PATH.
-func jupyterPython(jupyter string) string {
-	f, err := os.Open(jupyter)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	line, _ := bufio.NewReader(f).ReadString('\n')
-	py := shebangInterpreter(line)
-	if py == "" {
-		return ""
-	}
-	if !strings.Contains(py, "/") {
-		py, _ = exec.LookPath(py)
-	}
-	return py
 }

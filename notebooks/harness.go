@@ -12,7 +12,6 @@
 package notebooks
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	_ "embed"
@@ -31,6 +30,7 @@ import (
 	"time"
 
 	"github.com/agentrl-go/agentrl/gomlxmodel"
+	"github.com/agentrl-go/agentrl/internal/setup"
 )
 
 // Notebook is the part of an .ipynb file the harness reads.
@@ -247,15 +247,8 @@ func NewRunner() (*Runner, error) {
 	}
 	// The kernel inherits our environment: put `go install`'s directory (gonb, goimports) on PATH.
 	path := os.Getenv("PATH")
-	if out, err := exec.Command("go", "env", "GOBIN", "GOPATH").Output(); err == nil {
-		lines := strings.Split(string(out), "\n")
-		bin := strings.TrimSpace(lines[0])
-		if bin == "" && len(lines) > 1 && strings.TrimSpace(lines[1]) != "" {
-			bin = filepath.Join(filepath.SplitList(strings.TrimSpace(lines[1]))[0], "bin")
-		}
-		if bin != "" {
-			path = bin + string(os.PathListSeparator) + path
-		}
+	if bin, err := setup.GoBin(); err == nil {
+		path = bin + string(os.PathListSeparator) + path
 	}
 	r.env = append(os.Environ(), "PATH="+path) // the later PATH wins
 	lookPath := func(name string) (string, error) {
@@ -268,21 +261,11 @@ func NewRunner() (*Runner, error) {
 		return "", fmt.Errorf("%w: %s not found on PATH or in Go's bin directory: %s", ErrNoJupyter, name, setupHint)
 	}
 
-	r.Jupyter = os.Getenv("AGENTRL_JUPYTER")
-	if r.Jupyter != "" {
-		if _, err := os.Stat(r.Jupyter); err != nil {
-			return nil, fmt.Errorf("%w: AGENTRL_JUPYTER=%s does not exist: %s", ErrNoJupyter, r.Jupyter, setupHint)
-		}
-	} else {
-		if _, err := os.Stat("/usr/bin/jupyter"); err == nil {
-			r.Jupyter = "/usr/bin/jupyter"
-		} else if p, err := exec.LookPath("jupyter"); err == nil {
-			r.Jupyter = p
-		} else {
-			return nil, fmt.Errorf("%w: jupyter not found: %s", ErrNoJupyter, setupHint)
-		}
+	var err error
+	if r.Jupyter, err = setup.Jupyter(); err != nil {
+		return nil, fmt.Errorf("%w: %v: %s", ErrNoJupyter, err, setupHint)
 	}
-	r.Python = interpreter(r.Jupyter)
+	r.Python = setup.ScriptInterpreter(r.Jupyter)
 	if r.Python == "" {
 		return nil, fmt.Errorf("%w: cannot tell which python runs %s", ErrNoJupyter, r.Jupyter)
 	}
@@ -330,41 +313,6 @@ func parseCellTimeout(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("AGENTRL_CELL_TIMEOUT=%q: the per-cell timeout must be at least 1s", s)
 	}
 	return d, nil
-}
-
-// interpreter returns the interpreter named in a script's shebang, resolved on PATH; "" if none.
-func interpreter(script string) string {
-	f, err := os.Open(script)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	line, _ := bufio.NewReader(f).ReadString('\n')
-	py := shebangInterpreter(line)
-	if py != "" && !strings.Contains(py, "/") {
-		py, _ = exec.LookPath(py)
-	}
-	return py
-}
-
-// shebangInterpreter returns the interpreter of a script's first line: "#!/usr/bin/python3 -I" gives
-// "/usr/bin/python3", "#!/usr/bin/env -S python3 -u" gives "python3" (env's options and NAME=VALUE settings
-// are skipped). "" if the line is not a shebang.
-func shebangInterpreter(firstLine string) string {
-	line, ok := strings.CutPrefix(strings.TrimSpace(firstLine), "#!")
-	f := strings.Fields(line)
-	if !ok || len(f) == 0 {
-		return ""
-	}
-	if filepath.Base(f[0]) != "env" {
-		return f[0]
-	}
-	for _, a := range f[1:] {
-		if !strings.HasPrefix(a, "-") && !strings.Contains(a, "=") {
-			return a
-		}
-	}
-	return ""
 }
 
 func lastLine(s string) string {

@@ -11,24 +11,6 @@ import (
 	"time"
 )
 
-func TestShebangInterpreter(t *testing.T) {
-	for line, want := range map[string]string{
-		"#!/usr/bin/python3\n":                  "/usr/bin/python3",
-		"#! /usr/bin/python3 -I":                "/usr/bin/python3",
-		"#!/usr/bin/env python3":                "python3",
-		"#!/usr/bin/env -S python3 -u":          "python3",
-		"#!/usr/bin/env -S PYTHONPATH=x python": "python",
-		"#!/bin/env -i python3.11 -E":           "python3.11",
-		"import sys":                            "",
-		"#!":                                    "",
-		"#!/usr/bin/env -S":                     "",
-	} {
-		if got := shebangInterpreter(line); got != want {
-			t.Errorf("shebangInterpreter(%q) = %q, want %q", line, got, want)
-		}
-	}
-}
-
 func TestParseCellTimeout(t *testing.T) {
 	for s, want := range map[string]time.Duration{"40m": 40 * time.Minute, "1s": time.Second, "90s": 90 * time.Second,
 		"500ms": 0, "0": 0, "-5m": 0, "forever": 0} {
