@@ -69,6 +69,9 @@ func run(installJupyter, dryRun, xla bool) error {
 		for _, st := range steps {
 			fmt.Printf("would %s: %s\n", st.Name, describe(st))
 		}
+		if !s.jupyterOK() && !installJupyter {
+			return errors.New(jupyterHelp(s))
+		}
 		if len(steps) == 0 {
 			fmt.Println("nothing to do")
 		}
