@@ -187,7 +187,8 @@ func load[T any](s *Store, key string, codec Codec[T]) (T, error) {
 	if err != nil {
 		return zero, err
 	}
-	if f, ok := r.(*os.File); !ok || f == nil {
+	f, ok := r.(*os.File)
+	if !ok || f == nil {
 		// GoNB's Reader hides errors other than a missing file behind a nil *os.File: find the real one.
 		f, err := os.Open(s.path(key))
 		if err != nil {
@@ -196,8 +197,8 @@ func load[T any](s *Store, key string, codec Codec[T]) (T, error) {
 		f.Close()
 		return zero, fmt.Errorf("cannot open %s", s.path(key))
 	}
-	defer r.(*os.File).Close()
-	e, err := (&envelope{}).CacheDeserialize(r)
+	defer f.Close()
+	e, err := (&envelope{}).CacheDeserialize(f)
 	if err != nil {
 		return zero, err
 	}
