@@ -22,10 +22,15 @@ func Bars(title string, categories []string, series []Series) string {
 	)
 	var c canvas
 
+	// The drawn values: one per category.
+	all := make([][]float64, len(series))
+	for i, s := range series {
+		all[i] = s.Values[:min(len(s.Values), len(categories))]
+	}
 	// Every bar is wide enough for its value label.
 	barW := 22.0
-	for _, s := range series {
-		for _, v := range s.Values {
+	for _, vs := range all {
+		for _, v := range vs {
 			if finite(v) {
 				barW = math.Max(barW, textWidth(valueLabel(v), valueSize)+6)
 			}
@@ -33,10 +38,6 @@ func Bars(title string, categories []string, series []Series) string {
 	}
 	groupW := float64(max(len(series), 1))*barW + 0.8*barW
 
-	all := make([][]float64, len(series))
-	for i, s := range series {
-		all[i] = s.Values[:min(len(s.Values), len(categories))]
-	}
 	lo, hi, ok := extent(all...)
 	if !ok {
 		lo, hi = 0, 1

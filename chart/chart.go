@@ -5,7 +5,7 @@
 // set, sans-serif text, white background, no external resources) that a GoNB
 // notebook shows inline with gonbui.DisplaySVG. Output is deterministic: the
 // same input gives a byte-identical string, with every coordinate printed
-// with two decimals.
+// with two decimals (the canvas size in whole pixels).
 //
 // Values that are NaN or infinite are treated as missing: a bar is not drawn,
 // a line is broken, a heatmap cell is drawn grey with "n/a". Slices of
@@ -68,8 +68,17 @@ var xmlEscaper = strings.NewReplacer(
 	"&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;",
 )
 
-// escape makes s safe as XML character data or attribute value.
-func escape(s string) string { return xmlEscaper.Replace(s) }
+// escape makes s safe as XML character data or attribute value. Control
+// characters, which XML 1.0 does not allow even escaped, become U+FFFD.
+func escape(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xFFFE || r == 0xFFFF {
+			return utf8.RuneError
+		}
+		return r
+	}, s)
+	return xmlEscaper.Replace(s)
+}
 
 // textWidth estimates the width in pixels of s in a sans-serif font.
 func textWidth(s string, size float64) float64 {
@@ -188,17 +197,25 @@ type axis struct {
 	decimals int       // digits after the point that print the ticks exactly
 }
 
+// axisLimit bounds the range an axis covers. Values beyond it are drawn
+// clipped; within it no sum or step of the arithmetic below overflows.
+const axisLimit = 1e300
+
 // newAxis returns an axis with about n round ticks that covers [lo, hi].
-// An empty range is widened around its value.
+// An empty range, or one narrower than float64 can resolve at its magnitude
+// (values equal up to rounding, as a moving average of a constant gives), is
+// widened around its middle.
 func newAxis(lo, hi float64, n int) axis {
-	if !(hi > lo) {
-		pad := math.Abs(lo) / 2
-		if pad == 0 {
+	lo, hi = math.Max(lo, -axisLimit), math.Min(hi, axisLimit)
+	if span := hi - lo; !(span > 1e-9*math.Max(math.Abs(lo), math.Abs(hi))) || span < 1/axisLimit {
+		mid := lo + span/2
+		pad := math.Abs(mid) / 2
+		if !(pad >= 1/axisLimit) {
 			pad = 1
 		}
-		lo, hi = lo-pad, hi+pad
+		lo, hi = mid-pad, mid+pad
 	}
-	raw := (hi - lo) / float64(n)
+	raw := (hi - lo) / float64(max(n, 1))
 	exp := math.Floor(math.Log10(raw))
 	f := raw / math.Pow(10, exp)
 	var nice float64
@@ -216,6 +233,10 @@ func newAxis(lo, hi float64, n int) axis {
 	first := math.Floor(lo/step + 1e-9)
 	last := math.Ceil(hi/step - 1e-9)
 	var a axis
+	if !(last-first >= 1 && last-first <= 100) { // cannot happen after the widening; never loop on it
+		a.ticks = []float64{lo, hi}
+		return a
+	}
 	for k := first; k <= last; k++ {
 		a.ticks = append(a.ticks, k*step)
 	}
@@ -226,8 +247,12 @@ func newAxis(lo, hi float64, n int) axis {
 func (a axis) lo() float64 { return a.ticks[0] }
 func (a axis) hi() float64 { return a.ticks[len(a.ticks)-1] }
 
-// label formats tick value v.
+// label formats tick value v: with the axis's decimals, or in exponent form
+// where that would take more than 15 digits.
 func (a axis) label(v float64) string {
+	if math.Abs(v) >= 1e15 || a.decimals > 15 {
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	}
 	s := strconv.FormatFloat(v, 'f', a.decimals, 64)
 	if strings.Trim(s, "-0.") == "" {
 		return strings.TrimPrefix(s, "-")

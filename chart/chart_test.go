@@ -4,12 +4,14 @@ import (
 	"encoding/xml"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -242,6 +244,12 @@ func TestAxis(t *testing.T) {
 		{0.37, 0.71, 4, []string{"0.3", "0.4", "0.5", "0.6", "0.7", "0.8"}},
 		{3, 3, 4, []string{"1", "2", "3", "4", "5"}},
 		{0, 0, 4, []string{"-1.0", "-0.5", "0.0", "0.5", "1.0"}},
+		// Equal up to rounding (a moving average of a constant 0.1): widened as a constant.
+		{0.1, 0.10000000000000002, 4, []string{"0.05", "0.10", "0.15"}},
+		{1e9, 1e9 + 1e-7, 4, []string{"500000000", "1000000000", "1500000000"}},
+		// Beyond the axis limit: clamped, never overflowing.
+		{-math.MaxFloat64, math.MaxFloat64, 2, []string{"-1e+300", "0", "1e+300"}},
+		{0, 1e-20, 2, []string{"0", "5e-21", "1e-20"}},
 	}
 	for _, tc := range tests {
 		a := newAxis(tc.lo, tc.hi, tc.n)
@@ -251,6 +259,94 @@ func TestAxis(t *testing.T) {
 		}
 		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
 			t.Errorf("newAxis(%v, %v, %d) ticks = %v, want %v", tc.lo, tc.hi, tc.n, got, tc.want)
+		}
+	}
+}
+
+// TestExtremeValues draws inputs at the edges of float64 and checks that each
+// returns, within a deadline (a flat range once looped forever), a well-formed
+// document.
+func TestExtremeValues(t *testing.T) {
+	flat := MovingAverage([]float64{0.1, 0.1, 0.1, 0.1, 0.1, 0.1}, 5) // 0.1 and 0.10000000000000002
+	tests := map[string]func() string{
+		"panels flat up to rounding": func() string {
+			return Panels("t", "x", []Panel{{"p", []Series{{"s", flat}}}})
+		},
+		"panels huge":  func() string { return Panels("t", "x", []Panel{{"p", []Series{{"s", []float64{-1e308, 1e308}}}}}) },
+		"bars huge":    func() string { return Bars("t", []string{"a"}, []Series{{"s", []float64{1.7e308}}}) },
+		"bars both":    func() string { return Bars("t", []string{"a", "b"}, []Series{{"s", []float64{-1.7e308, 1.7e308}}}) },
+		"bars tiny":    func() string { return Bars("t", []string{"a"}, []Series{{"s", []float64{5e-324}}}) },
+		"bars control": func() string { return Bars("a\x1bb\x00", []string{"\x07"}, []Series{{"s\x1b", []float64{1}}}) },
+		"heatmap min -Inf": func() string {
+			return Heatmaps("t", []Heatmap{{Rows: []string{"r"}, Cols: []string{"a", "b"}, Values: [][]float64{{0, 1}}, Min: math.Inf(-1)}})
+		},
+		"heatmap huge": func() string {
+			return Heatmaps("t", []Heatmap{{Rows: []string{"r"}, Cols: []string{"a", "b"}, Values: [][]float64{{-1e308, 1e308}}}})
+		},
+	}
+	for name, svg := range tests {
+		t.Run(name, func(t *testing.T) {
+			done := make(chan string, 1)
+			go func() { done <- svg() }()
+			select {
+			case doc := <-done:
+				checkSVG(t, doc)
+			case <-time.After(10 * time.Second):
+				t.Fatal("no document after 10 s")
+			}
+		})
+	}
+}
+
+// TestHeatmapScale checks the fill of a one-cell heatmap against its colour range.
+func TestHeatmapScale(t *testing.T) {
+	const lightest, darkest, middle = "#f7fbff", "#08306b", "#6baed6"
+	tests := []struct {
+		name     string
+		v        float64
+		min, max float64
+		want     string
+	}{
+		{"at min", 0, 0, 1, lightest},
+		{"at max", 1, 0, 1, darkest},
+		{"above max, clamped", 2.5, 0, 1, darkest},
+		{"below min, clamped", -1, 0, 1, lightest},
+		{"halfway", 0.5, 0, 1, middle},
+		{"reversed scale", 0, 1, 0, darkest},
+		{"reversed scale, max", 1, 1, 0, lightest},
+		{"min == max: the values' range (one value)", 7, 3, 3, middle},
+		{"NaN max: the values' range", 7, 0, math.NaN(), middle},
+		{"-Inf min: the values' range", 7, math.Inf(-1), 1, middle},
+	}
+	for _, tc := range tests {
+		doc := Heatmaps("", []Heatmap{{Rows: []string{"r"}, Cols: []string{"c"}, Values: [][]float64{{tc.v}}, Min: tc.min, Max: tc.max}})
+		if fill := `fill="` + tc.want + `"`; !strings.Contains(doc, fill) {
+			t.Errorf("%s: value %v on [%v, %v]: no cell with %s", tc.name, tc.v, tc.min, tc.max, fill)
+		}
+	}
+}
+
+// TestHeatmapTitleInside checks that a title wider than its grid stays inside the canvas.
+func TestHeatmapTitleInside(t *testing.T) {
+	title := "held-out pass rate by training and evaluation context"
+	doc := Heatmaps("", []Heatmap{{Title: title, Rows: []string{"r"}, Cols: []string{"c"}, Values: [][]float64{{1}},
+		XLabel: "an evaluation context label that is wider than one column"}})
+	var width float64
+	if _, err := fmt.Sscanf(doc[strings.Index(doc, `width="`):], `width="%g"`, &width); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []struct {
+		text string
+		size float64
+	}{{title, labelSize + 1}, {"an evaluation context label that is wider than one column", labelSize}} {
+		end := strings.Index(doc, ">"+s.text+"</text>")
+		start := strings.LastIndex(doc[:end], `<text x="`)
+		var x float64
+		if _, err := fmt.Sscanf(doc[start:], `<text x="%g"`, &x); err != nil {
+			t.Fatal(err)
+		}
+		if half := textWidth(s.text, s.size) / 2; x-half < 0 || x+half > width {
+			t.Errorf("%q centred at x = %.2f spans [%.2f, %.2f], outside the canvas [0, %.0f]", s.text, x, x-half, x+half, width)
 		}
 	}
 }

@@ -15,8 +15,9 @@ type Heatmap struct {
 	// Format prints each cell's value with fmt.Sprintf; "%.3f" when empty.
 	Format string
 	// Min and Max are the values of the lightest and darkest colour; values
-	// beyond are clamped. When Min == Max (as in the zero Heatmap) the range
-	// of the finite values is used.
+	// beyond are clamped (Min > Max reverses the scale). When Min == Max (as
+	// in the zero Heatmap), or either is NaN or infinite, the range of the
+	// finite values is used.
 	Min, Max float64
 	// YLabel and XLabel, when not empty, name the rows (left, rotated) and
 	// the columns (below), e.g. "training context" and "evaluation context".
@@ -92,7 +93,7 @@ func (m Heatmap) layout() heatLayout {
 		l.yLabW = 22
 	}
 	gridW := float64(len(m.Cols)) * l.cellW
-	l.width = math.Max(l.yLabW+l.rowW+8+gridW, textWidth(m.Title, labelSize+1))
+	l.width = max(l.yLabW+l.rowW+8+gridW, textWidth(m.Title, labelSize+1), textWidth(m.XLabel, labelSize))
 	l.height = 24 + float64(len(m.Rows))*l.cellH + 40
 	return l
 }
@@ -100,7 +101,7 @@ func (m Heatmap) layout() heatLayout {
 // heatmap draws m at (x, y) with layout l.
 func (c *canvas) heatmap(x, y float64, m Heatmap, l heatLayout) {
 	lo, hi := m.Min, m.Max
-	if lo == hi {
+	if lo == hi || !finite(lo) || !finite(hi) {
 		cells := make([][]float64, len(m.Rows))
 		for r := range m.Rows {
 			for col := range m.Cols {
@@ -117,7 +118,13 @@ func (c *canvas) heatmap(x, y float64, m Heatmap, l heatLayout) {
 	gridW := float64(len(m.Cols)) * l.cellW
 	gridB := gridT + float64(len(m.Rows))*l.cellH
 
-	c.text(gridL+gridW/2, y+14, "middle", labelSize+1, `font-weight="bold"`, m.Title)
+	// Titles and labels are centred on the grid, moved in where they would
+	// stick out of the block.
+	centre := func(s string, size float64) float64 {
+		half := textWidth(s, size) / 2
+		return math.Min(math.Max(gridL+gridW/2, x+half), x+l.width-half)
+	}
+	c.text(centre(m.Title, labelSize+1), y+14, "middle", labelSize+1, `font-weight="bold"`, m.Title)
 	for r, row := range m.Rows {
 		cy := gridT + float64(r)*l.cellH
 		c.text(gridL-6, cy+l.cellH/2+4, "end", labelSize, "", row)
@@ -127,8 +134,8 @@ func (c *canvas) heatmap(x, y float64, m Heatmap, l heatLayout) {
 			fill, ink, label := "#d9d9d9", "#333333", "n/a"
 			if finite(v) {
 				t := 0.5
-				if hi > lo {
-					t = math.Min(math.Max((v-lo)/(hi-lo), 0), 1)
+				if hi != lo { // in halves, so that no difference of finite values overflows
+					t = math.Min(math.Max((v/2-lo/2)/(hi/2-lo/2), 0), 1)
 				}
 				fill, ink, label = blues(t), "black", fmt.Sprintf(m.format(), v)
 				if t > 0.6 {
@@ -143,7 +150,7 @@ func (c *canvas) heatmap(x, y float64, m Heatmap, l heatLayout) {
 		c.text(gridL+(float64(col)+0.5)*l.cellW, gridB+16, "middle", labelSize, "", name)
 	}
 	if m.XLabel != "" {
-		c.text(gridL+gridW/2, gridB+34, "middle", labelSize, `font-style="italic"`, m.XLabel)
+		c.text(centre(m.XLabel, labelSize), gridB+34, "middle", labelSize, `font-style="italic"`, m.XLabel)
 	}
 	if m.YLabel != "" {
 		lx, ly := x+12, (gridT+gridB)/2
@@ -159,6 +166,12 @@ var bluesStops = [][3]float64{
 
 // blues returns the colour at t in [0, 1] on the Blues scale as "#rrggbb".
 func blues(t float64) string {
+	if !(t >= 0 && t <= 1) {
+		t = min(max(t, 0), 1)
+		if math.IsNaN(t) {
+			t = 0.5
+		}
+	}
 	pos := t * float64(len(bluesStops)-1)
 	i := min(int(pos), len(bluesStops)-2)
 	f := pos - float64(i)
