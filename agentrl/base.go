@@ -1,7 +1,9 @@
 package agentrl
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/agentrl-go/agentrl/gomlxmodel"
@@ -68,6 +70,49 @@ func DefaultBaseConfig() BaseConfig {
 		StallOnFailProb:     0.15,
 		MalformedProb:       0.05,
 	}
+}
+
+// Validate returns an error that names every invalid setting, or nil.
+func (c BaseConfig) Validate() error {
+	var errs []error
+	check := func(bad bool, format string, args ...any) {
+		if bad {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	check(c.Demos < 0 || c.MappingDemos < 0 || c.Demos+c.MappingDemos < 1,
+		"Demos = %d and MappingDemos = %d, want >= 0 each and at least one demonstration", c.Demos, c.MappingDemos)
+	check(c.Steps < 1, "Steps = %d, want >= 1", c.Steps)
+	check(c.BatchSize < 1, "BatchSize = %d, want >= 1", c.BatchSize)
+	check(!(c.LR > 0) || math.IsInf(c.LR, 0), "LR = %g, want > 0", c.LR)
+	check(c.MaxTurns < 1, "MaxTurns = %d, want >= 1", c.MaxTurns)
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{
+		{"SubmitFirstProb", c.SubmitFirstProb}, {"ReadProb", c.ReadProb}, {"ReadRightProb", c.ReadRightProb},
+		{"SubmitProb", c.SubmitProb}, {"StallTestProb", c.StallTestProb}, {"StallOnFailProb", c.StallOnFailProb},
+		{"MalformedProb", c.MalformedProb}, {"MappingRightProb", c.MappingRightProb},
+	} {
+		check(!(p.v >= 0 && p.v <= 1), "%s = %g, want a probability in [0, 1]", p.name, p.v)
+	}
+	distribution := func(name string, probs []float64, required bool) {
+		if probs == nil && !required {
+			return
+		}
+		sum := 0.0
+		for _, p := range probs {
+			check(!(p >= 0 && p <= 1), "%s holds %g, want probabilities in [0, 1]", name, p)
+			sum += p
+		}
+		check(len(probs) == 0 || !(math.Abs(sum-1) <= 1e-9), "%s = %v, want probabilities that sum to 1", name, probs)
+	}
+	distribution("TestsAfterEdit", c.TestsAfterEdit, true)
+	distribution("BlindTestsAfterEdit", c.BlindTestsAfterEdit, false)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("invalid BaseConfig: %w", err)
+	}
+	return nil
 }
 
 // malformedCalls are calls the gym answers with an error observation: a missing or extra argument, or an
@@ -190,6 +235,9 @@ func TrainBase(tasks []Task, tok *Tokenizer, c BaseConfig) (*gomlxmodel.Model, e
 
 // trainBase is TrainBase, resumed from the progress res holds and saving its progress there.
 func trainBase(tasks []Task, tok *Tokenizer, c BaseConfig, res *resumer) (*gomlxmodel.Model, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
 	demos, err := c.Demonstrations(tasks, tok)
 	if err != nil {
 		return nil, fmt.Errorf("base agent: %w", err)
@@ -243,8 +291,12 @@ func MakeRLBase(tok *Tokenizer) (*gomlxmodel.Model, error) {
 // BaseKey is the cache key of the base agent trained with c for tok.
 func BaseKey(tok *Tokenizer, c BaseConfig) string { return Key("rl_base", c, tok.Itos) }
 
-// BaseFrom returns the base agent trained with c, from store when present.
+// BaseFrom returns the base agent trained with c, from store when present. An invalid c is an error, before
+// anything is looked up or trained.
 func BaseFrom(store *Store, tok *Tokenizer, c BaseConfig) (*gomlxmodel.Model, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
 	return cachedResumable(store, BaseKey(tok, c), ModelCodec, func(res *resumer) (*gomlxmodel.Model, error) {
 		tasks, err := MakeTasks(SplitTrain)
 		if err != nil {

@@ -269,3 +269,37 @@ func TestTrainedRunRejects(t *testing.T) {
 		})
 	}
 }
+
+// TestBaseConfigValidate checks that BaseFrom rejects each kind of invalid setting, naming it, before it keys
+// (a NaN would panic there) or trains anything.
+func TestBaseConfigValidate(t *testing.T) {
+	tok, _ := testSetup(t)
+	if err := DefaultBaseConfig().Validate(); err != nil {
+		t.Fatalf("DefaultBaseConfig: %v", err)
+	}
+	tests := []struct {
+		name string
+		edit func(*BaseConfig)
+		want string
+	}{
+		{"negative demonstrations", func(c *BaseConfig) { c.MappingDemos = -5000 }, "MappingDemos = -5000"},
+		{"no demonstrations", func(c *BaseConfig) { c.Demos, c.MappingDemos = 0, 0 }, "at least one demonstration"},
+		{"no steps", func(c *BaseConfig) { c.Steps = 0 }, "Steps = 0"},
+		{"NaN learning rate", func(c *BaseConfig) { c.LR = math.NaN() }, "LR = NaN"},
+		{"probability above 1", func(c *BaseConfig) { c.ReadProb = 1.5 }, "ReadProb = 1.5"},
+		{"negative probability", func(c *BaseConfig) { c.MappingRightProb = -1 }, "MappingRightProb = -1"},
+		{"tests that do not sum to 1", func(c *BaseConfig) { c.TestsAfterEdit = []float64{0.5, 0.4} }, "TestsAfterEdit"},
+		{"no test distribution", func(c *BaseConfig) { c.TestsAfterEdit = nil }, "TestsAfterEdit"},
+		{"blind tests out of range", func(c *BaseConfig) { c.BlindTestsAfterEdit = []float64{2, -1} }, "BlindTestsAfterEdit holds 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := DefaultBaseConfig()
+			tt.edit(&c)
+			_, err := BaseFrom(mustStore(t), tok, c)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}

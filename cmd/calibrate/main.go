@@ -1,11 +1,12 @@
 // Command calibrate checks the RL base agent and three 40-step GRPO runs at full scale against the book's numbers:
 // the seed-0 step-0 batch (pass 0.17, turns 3.64, submit rate 0.72, 2–8% of episodes with a malformed call,
 // reads rare), the default run's held-out pass (book 0.762), the 0.3-penalty collapse (turns ≈ 1 after 10
-// steps) and the never-submit run (held-out pass 0.706, turns 4.51). It prints the time of each part, and the
-// seconds per training step spent sampling and updating.
+// steps) and the never-submit run (held-out pass 0.706, turns 4.51). It prints the time of each part, the seconds
+// per training step of each run it computes, and the graph compilations so far.
 //
 //	go run ./cmd/calibrate            # results from the result store when present
-//	go run ./cmd/calibrate -fresh     # recompute everything in a temporary store (timings of a cold cache)
+//	go run ./cmd/calibrate -fresh     # recompute everything in a temporary store (timings of a cold cache;
+//	                                  # the store is removed at the end, so an interrupted run starts over)
 //	go run ./cmd/calibrate -lr 5e-4 -minibatches 2 -mapping-right 0.8   # try other settings
 //
 // The settings flags change the base agent's demonstrations and the RL update; with their defaults the runs are
@@ -13,6 +14,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -27,7 +29,7 @@ import (
 )
 
 func main() {
-	fresh := flag.Bool("fresh", false, "compute in a new temporary store instead of the default one")
+	fresh := flag.Bool("fresh", false, "compute in a new temporary store instead of the default one (removed at the end: an interrupted run starts over)")
 	base, rl := agentrl.DefaultBaseConfig(), agentrl.DefaultRLConfig()
 	flag.Float64Var(&rl.LR, "lr", rl.LR, "RL learning rate")
 	flag.IntVar(&rl.Minibatches, "minibatches", rl.Minibatches, "minibatches per RL update")
@@ -39,14 +41,22 @@ func main() {
 	flag.Float64Var(&base.SubmitProb, "submit", base.SubmitProb, "base agent: episodes that submit after their edit")
 	flag.Float64Var(&base.StallOnFailProb, "stall-on-fail", base.StallOnFailProb, "base agent: a failing test makes the episode stall")
 	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "calibrate: unexpected arguments %q (settings are flags, e.g. -lr 5e-4)\n", flag.Args())
+		flag.Usage()
+		os.Exit(2)
+	}
 	if err := run(*fresh, base, rl); err != nil {
+		if *fresh && errors.Is(err, agentrl.ErrInterrupted) {
+			err = errors.New("interrupted; -fresh computed in a temporary store, now removed, so nothing is kept to resume")
+		}
 		fmt.Fprintln(os.Stderr, "calibrate:", err)
 		os.Exit(1)
 	}
 }
 
 func run(fresh bool, baseCfg agentrl.BaseConfig, cfg agentrl.RLConfig) error {
-	if err := cfg.Validate(); err != nil { // before minutes of training the base agent
+	if err := errors.Join(cfg.Validate(), baseCfg.Validate()); err != nil { // before minutes of training
 		return err
 	}
 	backend, err := gomlxmodel.Backend()
@@ -96,7 +106,7 @@ func run(fresh bool, baseCfg agentrl.BaseConfig, cfg agentrl.RLConfig) error {
 	if err != nil {
 		return err
 	}
-	report("20 tasks x 8 (seed 2)", groups, "book: erred 0.044 | pass 0.131 | malformed per turn 0.0189")
+	report("20 tasks x 8 (seed 2)", groups, "book (C24): erred 0.044 | pass 0.131; its default run, steps 0-4 (C26): malformed per turn 0.0189")
 
 	for _, arm := range []struct {
 		name string

@@ -66,8 +66,8 @@ func ScriptInterpreter(script string) string {
 }
 
 // shebangInterpreter returns the interpreter of a script's first line: "#!/usr/bin/python3 -I" gives
-// "/usr/bin/python3", "#!/usr/bin/env -S python3 -u" gives "python3" (env's options and NAME=VALUE settings
-// are skipped). "" if the line is not a shebang.
+// "/usr/bin/python3", "#!/usr/bin/env -S python3 -u" gives "python3" (env's options, with the values of
+// -u and -C, and NAME=VALUE settings are skipped). "" if the line is not a shebang.
 func shebangInterpreter(firstLine string) string {
 	line, ok := strings.CutPrefix(strings.TrimSpace(firstLine), "#!")
 	f := strings.Fields(line)
@@ -77,8 +77,12 @@ func shebangInterpreter(firstLine string) string {
 	if filepath.Base(f[0]) != "env" {
 		return f[0]
 	}
-	for _, a := range f[1:] {
-		if !strings.HasPrefix(a, "-") && !strings.Contains(a, "=") {
+	args := f[1:]
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "-u" || a == "--unset" || a == "-C" || a == "--chdir":
+			i++ // the option's value
+		case !strings.HasPrefix(a, "-") && !strings.Contains(a, "="):
 			return a
 		}
 	}

@@ -8,15 +8,17 @@ import (
 
 func TestShebangInterpreter(t *testing.T) {
 	for line, want := range map[string]string{
-		"#!/usr/bin/python3\n":                  "/usr/bin/python3",
-		"#! /usr/bin/python3 -I":                "/usr/bin/python3",
-		"#!/usr/bin/env python3":                "python3",
-		"#!/usr/bin/env -S python3 -u":          "python3",
-		"#!/usr/bin/env -S PYTHONPATH=x python": "python",
-		"#!/bin/env -i python3.11 -E":           "python3.11",
-		"import sys":                            "",
-		"#!":                                    "",
-		"#!/usr/bin/env -S":                     "",
+		"#!/usr/bin/python3\n":                   "/usr/bin/python3",
+		"#! /usr/bin/python3 -I":                 "/usr/bin/python3",
+		"#!/usr/bin/env python3":                 "python3",
+		"#!/usr/bin/env -S python3 -u":           "python3",
+		"#!/usr/bin/env -S PYTHONPATH=x python":  "python",
+		"#!/bin/env -i python3.11 -E":            "python3.11",
+		"#!/usr/bin/env -u PYTHONPATH python3":   "python3",
+		"#!/usr/bin/env --chdir /tmp -S python3": "python3",
+		"import sys":                             "",
+		"#!":                                     "",
+		"#!/usr/bin/env -S":                      "",
 	} {
 		if got := shebangInterpreter(line); got != want {
 			t.Errorf("shebangInterpreter(%q) = %q, want %q", line, got, want)

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/agentrl-go/agentrl/agentrl"
+)
+
+func TestParseSeeds(t *testing.T) {
+	tests := []struct {
+		list string
+		want []uint64
+		ok   bool
+	}{
+		{"0,1,2", []uint64{0, 1, 2}, true},
+		{" 7 , 8", []uint64{7, 8}, true},
+		{"5", []uint64{5}, true},
+		{"", nil, false},
+		{"1,,2", nil, false},
+		{"-1", nil, false},
+		{"a", nil, false},
+	}
+	for _, tc := range tests {
+		got, err := parseSeeds(tc.list)
+		if (err == nil) != tc.ok || !slices.Equal(got, tc.want) {
+			t.Errorf("parseSeeds(%q) = %v, %v; want %v, ok %v", tc.list, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
+// checkByID returns the check with the given report ID.
+func checkByID(t *testing.T, id string) check {
+	t.Helper()
+	for _, c := range checks {
+		if c.id == id {
+			return c
+		}
+	}
+	t.Fatalf("no check %s", id)
+	return check{}
+}
+
+// TestContextChecks holds the 12.4 checks to every part of their rules in reproduction-targets.md, starting from
+// the book's own values (which satisfy them) and breaking one part at a time.
+func TestContextChecks(t *testing.T) {
+	book := func() outcome {
+		var o outcome
+		o.fullCtx = agentrl.Stats{PassRate: 0.731, Reads: 1.01, Tests: 0.82, Turns: 3.87}
+		o.fullMasked = agentrl.Stats{PassRate: 0.725, Reads: 1.27, Tests: 0.05, Turns: 3.39}
+		o.maskedFull = agentrl.Stats{PassRate: 0.500, Reads: 1.04, Tests: 0.07, Turns: 5.29}
+		o.maskedOwn = agentrl.Stats{PassRate: 0.794, Reads: 1.04, Tests: 0.02, Turns: 3.38}
+		o.singleTurn = agentrl.Stats{PassRate: 0.000, Reads: 0.00}
+		return o
+	}
+	tests := []struct {
+		id    string
+		edit  func(*outcome)
+		holds bool
+	}{
+		{"C19", func(*outcome) {}, true},
+		{"C19", func(o *outcome) { o.fullMasked.Tests = 0.5 }, false},
+		{"C19", func(o *outcome) { o.fullMasked.PassRate = 0.6 }, false},
+		{"C19", func(o *outcome) { o.fullMasked.Turns = 3.9 }, false},
+		{"C21", func(*outcome) {}, true},
+		{"C21", func(o *outcome) { o.maskedFull.PassRate = 0.75 }, false},
+		{"C21", func(o *outcome) { o.maskedFull.Turns = 4.0 }, false},
+		// Masking costs the full policy as much as the full history costs the masked one: no asymmetry.
+		{"C21", func(o *outcome) { o.fullMasked.PassRate = 0.45 }, false},
+		{"C28", func(*outcome) {}, true},
+		{"C28", func(o *outcome) { o.singleTurn.PassRate = 0.1 }, false},
+		{"C28", func(o *outcome) { o.singleTurn.Reads = 0.2 }, false},
+	}
+	for i, tc := range tests {
+		o := book()
+		tc.edit(&o)
+		if got := checkByID(t, tc.id).holds(o); got != tc.holds {
+			t.Errorf("case %d: %s holds = %v, want %v", i, tc.id, got, tc.holds)
+		}
+	}
+}
+
+// TestMalformedPerTurn checks that each window pools its calls, as 12.5 prints them: a step of many turns weighs
+// more than one of few.
+func TestMalformedPerTurn(t *testing.T) {
+	run := &agentrl.Run{}
+	for step := range 40 {
+		// Step 0: one episode of 10 turns with 5 malformed calls; later steps: one of 2 turns, none malformed.
+		info := agentrl.Info{NTurns: 2}
+		if step == 0 {
+			info = agentrl.Info{NTurns: 10, NInvalid: 5}
+		}
+		run.History = append(run.History, agentrl.StepStats{Step: step, Stats: agentrl.Stats{Episodes: 1}})
+		run.Log = append(run.Log, info)
+	}
+	start, end, err := malformedPerTurn(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 5.0 / 18; math.Abs(start-want) > 1e-12 || end != 0 {
+		t.Errorf("malformedPerTurn = %v, %v; want %v (5 of 18 turns; the mean of the steps' rates is 0.1), 0", start, end, want)
+	}
+	run.Log = run.Log[:39]
+	if _, _, err := malformedPerTurn(run); err == nil {
+		t.Error("a log one episode short of the history: no error")
+	}
+}
