@@ -32,6 +32,15 @@ import (
 //     still run in parallel and DotGeneral still splits its work. The split never changes the order
 //     of a sum (contractions are never split across workers), so results are bit-identical to
 //     "ops_sequential", which is 10-20% slower on 2 cores.
+//   - Under `go test -race`, SimpleGo's parallel executor (this default) reports data races even for a
+//     single-goroutine Update: simplego/exec.go reads execBuf.numUsed without execBuf.mu (line 430)
+//     while a worker writes it under the lock (line 478), with follow-on reports on reused buffers. No
+//     frame is in this package, and "go:ops_sequential" reports none. The race is GoMLX's and is
+//     probably benign on amd64; weights after PPO steps are bit-identical under both modes, but that
+//     rests on a read the Go memory model does not order. So a package that trains on the default
+//     pure-Go backend cannot use -race as is: run such tests with GOMLX_BACKEND=go:ops_sequential. On
+//     XLA, go-xla's internal pool (procPin) gives false positives under -race; build with
+//     `-race -tags race_mu` there.
 //   - SimpleGo's executor synchronizes with its workers op by op from the calling goroutine, which is
 //     slow when that goroutine is locked to its OS thread, as GoNB's var initializers are; exec.go runs
 //     every execution on a goroutine of its own (execUnlocked).
@@ -102,7 +111,10 @@ func pureGoBackend() bool {
 
 // newSimpleGo builds the pure-Go backend. simplego.New prints a line to stdout when it is given a
 // parallelism option, which every notebook cell that first touches a model would show; stdout is
-// silenced while it runs (once per process, before any model exists).
+// silenced while it runs (once per process, before any model exists). It does so by swapping the
+// process-wide os.Stdout for /dev/null and back: a goroutine that prints meanwhile loses its output,
+// and its read of os.Stdout races with the swap. simplego offers no other way to pass the option
+// quietly; Backend runs this once, and the swap lasts only for simplego.New.
 func newSimpleGo(opts string) (backends.Backend, error) {
 	if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
 		stdout := os.Stdout

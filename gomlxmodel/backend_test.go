@@ -1,14 +1,17 @@
 package gomlxmodel
 
 import (
+	"context"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/backends/simplego"
 )
 
 func TestBackendDefault(t *testing.T) {
@@ -31,10 +34,34 @@ func TestBackendDefault(t *testing.T) {
 	}
 }
 
+// noHangEnv marks the child process in which TestBackendNoHang runs on the pure-Go backend.
+const noHangEnv = "GOMLXMODEL_NOHANG_CHILD"
+
 // TestBackendNoHang runs the graphs that deadlocked SimpleGo's default parallel mode on 2 CPUs
-// (a small update: two losses and a gradient, [8, 32]) repeatedly, from two goroutines at once, and
-// fails instead of hanging if they do not finish in time.
+// (a small update: two losses and a gradient, [8, 32]) repeatedly, from two goroutines at once, on
+// the pure-Go backend in this package's default configuration (GOMLX_BACKEND=go, that is
+// DefaultBackendConfig), and fails instead of hanging if they do not finish in time. Where this process
+// runs another backend (XLA, the default where a PJRT plugin is installed), it runs itself again as a
+// child process with GOMLX_BACKEND=go, as the backend is chosen once per process.
 func TestBackendNoHang(t *testing.T) {
+	if os.Getenv(noHangEnv) == "" && !pureGoBackend() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestBackendNoHang$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), noHangEnv+"=1", backends.ConfigEnvVar+"="+simplego.BackendName)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("child process on the pure-Go backend: %v\n%s", err, out)
+		}
+		if !strings.Contains(string(out), "--- PASS: TestBackendNoHang") {
+			t.Fatalf("child process did not pass TestBackendNoHang:\n%s", out)
+		}
+		t.Log("passed in a child process on the pure-Go backend")
+		return
+	}
+	if !pureGoBackend() {
+		t.Fatalf("child process: backend is not the pure-Go one (%s=%q)", backends.ConfigEnvVar, os.Getenv(backends.ConfigEnvVar))
+	}
 	cfg := tinyConfig()
 	done := make(chan error, 2)
 	var wg sync.WaitGroup

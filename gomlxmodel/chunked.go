@@ -21,7 +21,8 @@ var attentionChunk = 32
 
 // blockCausalAttention is softmax(q·kᵀ + bias)·v for q, k, v [Bt, T, dh] and a bias [Bt, T, T] that
 // masks every key after its query (as causalBias and packedBias do), skipping the masked blocks.
-// T must be a multiple of chunk.
+// T must be a multiple of chunk. A graph that uses it may call Gradient once only: backward computes
+// dQ, dK and dV from the first call's dO and returns them again to any later call, silently wrong.
 func blockCausalAttention(q, k, v, bias *Node, chunk int) *Node {
 	T := q.Shape().Dimensions[1]
 	n := T / chunk

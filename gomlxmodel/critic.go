@@ -119,15 +119,18 @@ func (c *Critic) Update(ids []int32, B, T int, oldValues, returns, mask []float3
 	defer c.mu.Unlock()
 	stepSize, invSqrtBC2 := c.st.adamScalars(lr)
 	d := lay.perPos
-	args := append(c.st.trainArgs(), i32Tensor(in, lay.ids...), f32Tensor(oldP, d...), f32Tensor(returnsP, d...),
-		f32Tensor(maskP, d...), stepSize, invSqrtBC2, float32(clip))
+	inputs := []any{i32Tensor(in, lay.ids...), f32Tensor(oldP, d...), f32Tensor(returnsP, d...), f32Tensor(maskP, d...)}
+	args := append(append(c.st.trainArgs(), inputs...), stepSize, invSqrtBC2, float32(clip))
 	out, err := run(e, kind, append(args, lay.extra...))
+	freeArgs(inputs)
+	freeArgs(lay.extra)
 	if err != nil {
 		return 0, err
 	}
 	P := len(c.st.params)
 	loss, err := scalar(out[3*P])
 	if err != nil {
+		freeTensors(out)
 		return 0, err
 	}
 	c.st.replace(out[:3*P])

@@ -12,11 +12,13 @@ import (
 // forward pass (TestDecoderMatchesForward).
 //
 // Shapes are bucketed so decoding never recompiles per step: the cache capacity grows in steps of
-// TimeBucket, the number of tokens per Step is padded to 1, 4, 16, 64 or 256, and B as in Logits.
-// A Decoder is not safe for concurrent use; it reads the model's current weights at each Step.
+// TimeBucket, the number of tokens per Step is padded to 1, 4, 16, 64 or 256 (capped at MaxLen; see
+// stepBucket for more than 256), and B as in Logits. A Decoder is not safe for concurrent use; it
+// reads the model's current weights at each Step. Close frees its caches once it is no longer needed.
 type Decoder struct {
 	m      *Model
-	B, bp  int
+	nRows  int               // B, the number of rows (read-only: Rows)
+	bp     int               // B bucketed
 	L      int               // cache capacity (positions)
 	caches []*tensors.Tensor // per layer: keys [bp, H, L, dh], values [bp, H, dh, L]
 	lens   []int             // cached tokens per row
@@ -33,12 +35,26 @@ func (m *Model) NewDecoder(B int) (*Decoder, error) {
 	if B < 1 {
 		return nil, fmt.Errorf("gomlxmodel: decoder needs B ≥ 1, got %d", B)
 	}
-	d := &Decoder{m: m, B: B, bp: bucketB(B), lens: make([]int, B), queue: make([][]int32, B),
+	d := &Decoder{m: m, nRows: B, bp: bucketB(B), lens: make([]int, B), queue: make([][]int32, B),
 		splitPrefill: pureGoBackend()}
 	if err := d.grow(min(TimeBucket, m.st.cfg.MaxLen)); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// Rows returns B, the number of rows the decoder was made with.
+func (d *Decoder) Rows() int { return d.nRows }
+
+// Close frees the decoder's KV caches (host and device memory) now instead of at garbage collection:
+// on XLA they are device buffers that the Go heap, and so GC pacing, does not see. After Close, Step
+// returns an error; Feed, ResetRow and Len still work on the queues, and the model is not affected.
+// Close is idempotent.
+func (d *Decoder) Close() {
+	for _, t := range d.caches {
+		_ = t.FinalizeAll()
+	}
+	d.caches = nil
 }
 
 // grow reallocates the caches with capacity L, keeping their contents. Caches live in buffers shared
@@ -121,21 +137,26 @@ func (d *Decoder) store(layer int, kNew, vNew []float32, nb int, slots, rows []i
 	})
 }
 
-// Feed queues tokens for row (prefill, or the token sampled last); they run at the next Step.
+// Feed queues tokens for row (prefill, or the token sampled last); they run at the next Step. row must
+// be in [0, Rows()): another row is a programmer error and panics (index out of range).
 func (d *Decoder) Feed(row int, tokens []int32) {
 	d.queue[row] = append(d.queue[row], tokens...)
 }
 
-// ResetRow forgets a row's cache and queue (for per-call context views).
+// ResetRow forgets a row's cache and queue (for per-call context views). row must be in [0, Rows()):
+// another row is a programmer error and panics (index out of range).
 func (d *Decoder) ResetRow(row int) {
 	d.lens[row] = 0
 	d.queue[row] = d.queue[row][:0]
 }
 
-// Len returns the number of tokens in a row's context: cached plus queued.
+// Len returns the number of tokens in a row's context: cached plus queued. row must be in
+// [0, Rows()): another row is a programmer error and panics (index out of range).
 func (d *Decoder) Len(row int) int { return d.lens[row] + len(d.queue[row]) }
 
-// stepBucket pads the number of tokens per Step.
+// stepBucket pads the number of tokens per Step to 1, 4, 16, 64 or 256, capped at maxLen. Above 256
+// (possible only when MaxLen > 256) it returns n itself: each distinct count of queued tokens then
+// compiles a graph of its own.
 func stepBucket(n, maxLen int) int {
 	for _, b := range []int{1, 4, 16, 64, 256} {
 		if n <= b {
@@ -160,8 +181,11 @@ func (d *Decoder) Step() ([]float32, error) {
 		}
 	}
 	V := cfg.Vocab
+	if d.caches == nil {
+		return nil, fmt.Errorf("gomlxmodel: Step on a closed decoder")
+	}
 	if n == 0 {
-		return make([]float32, d.B*V), nil
+		return make([]float32, d.nRows*V), nil
 	}
 	if need > cfg.MaxLen {
 		return nil, fmt.Errorf("gomlxmodel: decoder context of %d tokens exceeds MaxLen %d", need, cfg.MaxLen)
@@ -171,7 +195,7 @@ func (d *Decoder) Step() ([]float32, error) {
 			return nil, err
 		}
 	}
-	logits := make([]float32, d.B*V)
+	logits := make([]float32, d.nRows*V)
 	var single, prefill []int // rows with one queued token, rows with more
 	for b, q := range d.queue {
 		switch {
@@ -181,7 +205,7 @@ func (d *Decoder) Step() ([]float32, error) {
 			prefill = append(prefill, b)
 		}
 	}
-	if d.splitPrefill && 2*len(prefill) <= d.B {
+	if d.splitPrefill && 2*len(prefill) <= d.nRows {
 		// One token for most rows, a long prefill for a few: run them apart instead of padding every
 		// row to the longest queue, and leave out the rows with nothing queued (finished episodes)
 		// when that makes the graph smaller.
@@ -239,15 +263,17 @@ func (d *Decoder) run(rows []int, nb int, gather bool, logits []float32) error {
 	for _, t := range d.caches {
 		args = append(args, t)
 	}
-	args = append(args, i32Tensor(tokens, R, nb), i32Tensor(start, R), i32Tensor(count, R))
+	inputs := []any{i32Tensor(tokens, R, nb), i32Tensor(start, R), i32Tensor(count, R)}
 	if kind == kindDecodeRows {
-		args = append(args, i32Tensor(index, R))
+		inputs = append(inputs, i32Tensor(index, R))
 	}
-	out, err := run(e, kind, args)
+	out, err := run(e, kind, append(args, inputs...))
 	d.m.mu.Unlock()
+	freeArgs(inputs)
 	if err != nil {
 		return err
 	}
+	defer freeTensors(out) // those not freed by floats on an error path
 	rowLogits, err := floats(out[0])
 	if err != nil {
 		return err

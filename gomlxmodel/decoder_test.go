@@ -157,3 +157,38 @@ func TestDecoderSplitPrefill(t *testing.T) {
 	}
 	t.Logf("max |split − one graph| = %g", worst)
 }
+
+// TestDecoderClose: Rows reports B; Close frees the caches, is idempotent, and a Step after it fails
+// instead of reading freed tensors, while the queues keep working.
+func TestDecoderClose(t *testing.T) {
+	m := mustNew(t, tinyConfig(), 1)
+	d, err := m.NewDecoder(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Rows() != 3 {
+		t.Errorf("Rows() = %d, want 3", d.Rows())
+	}
+	d.Feed(0, []int32{1, 2, 3})
+	if _, err := d.Step(); err != nil {
+		t.Fatal(err)
+	}
+	caches := d.caches
+	d.Close()
+	d.Close()
+	for i, c := range caches {
+		if c.Ok() {
+			t.Fatalf("cache %d still alive after Close", i)
+		}
+	}
+	d.Feed(1, []int32{4})
+	if d.Len(0) != 3 || d.Len(1) != 1 {
+		t.Errorf("after Close: Len %d and %d, want 3 and 1", d.Len(0), d.Len(1))
+	}
+	if _, err := d.Step(); err == nil {
+		t.Error("Step after Close: no error")
+	}
+	if _, err := m.SequenceLogProbs([]int32{1, 2, 3}, 1, 3); err != nil {
+		t.Errorf("the model after its decoder's Close: %v", err)
+	}
+}

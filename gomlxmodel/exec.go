@@ -160,10 +160,35 @@ func floatsCopy(t *tensors.Tensor) ([]float32, error) {
 // scalar reads a float32 scalar tensor and frees it.
 func scalar(t *tensors.Tensor) (float64, error) {
 	v, err := floats(t)
-	if err != nil || len(v) != 1 {
-		return 0, fmt.Errorf("gomlxmodel: reading scalar: %v", err)
+	if err != nil {
+		return 0, fmt.Errorf("gomlxmodel: reading scalar: %w", err)
+	}
+	if len(v) != 1 {
+		return 0, fmt.Errorf("gomlxmodel: reading scalar: tensor holds %d values", len(v))
 	}
 	return float64(v[0]), nil
+}
+
+// freeTensors frees tensors now instead of at garbage collection (nil and already freed ones are
+// skipped). run may free its per-call inputs as soon as it returns: both backends finish an
+// execution before they return from it (go-xla awaits the device events), GoMLX donates no
+// *tensors.Tensor argument, and an output is always a buffer of its own (SimpleGo copies an output
+// it does not own; XLA aliases only donated inputs).
+func freeTensors(ts []*tensors.Tensor) {
+	for _, t := range ts {
+		if t != nil {
+			_ = t.FinalizeAll()
+		}
+	}
+}
+
+// freeArgs frees the tensors among executor arguments (see freeTensors); other values are left alone.
+func freeArgs(args []any) {
+	for _, a := range args {
+		if t, ok := a.(*tensors.Tensor); ok && t != nil {
+			_ = t.FinalizeAll()
+		}
+	}
 }
 
 func i32Tensor(x []int32, dims ...int) *tensors.Tensor {
@@ -198,9 +223,11 @@ func (s *netState) forward(mu *sync.Mutex, kind string, build func([]*graph.Node
 	mu.Lock()
 	out, err := run(e, kind, append(s.paramArgs(), inputs...))
 	mu.Unlock()
+	freeArgs(inputs)
 	if err != nil {
 		return nil, p, err
 	}
 	x, err := floats(out[0])
+	freeTensors(out[1:])
 	return x, p, err
 }

@@ -2,6 +2,7 @@ package gomlxmodel
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -29,5 +30,28 @@ func TestCompileStats(t *testing.T) {
 	}
 	if n2 != n1 || d2 != d1 {
 		t.Errorf("repeated shape counted again: %d → %d", n1, n2)
+	}
+}
+
+// TestScalar: scalar reads a one-value tensor and reports the size of any other instead of a nil error.
+func TestScalar(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		values  []float32
+		want    float64
+		wantErr string
+	}{
+		{"one value", []float32{2.5}, 2.5, ""},
+		{"two values", []float32{1, 2}, 0, "tensor holds 2 values"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := scalar(f32Tensor(tc.values, len(tc.values)))
+			switch {
+			case tc.wantErr == "" && (err != nil || got != tc.want):
+				t.Errorf("scalar = %g, %v; want %g", got, err, tc.want)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("error %v, want one saying %q", err, tc.wantErr)
+			}
+		})
 	}
 }

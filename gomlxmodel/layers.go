@@ -26,6 +26,9 @@ const (
 // identity records. GoMLX visits nodes from the last created to the first, so the output's hook runs
 // before the inputs' hooks; the stock gradient nodes are left unused and never executed.
 // TestDotGradient checks the result against the stock gradient.
+//
+// A graph that uses dot may call Gradient once only: v is set by the output's hook at that call, and a
+// second Gradient would build the inputs' gradients from the first call's v, silently wrong.
 func dot(a *Node, ca int, b *Node, cb int, batch bool) *Node {
 	o := 0
 	var batchAxes []int

@@ -83,6 +83,7 @@ func (m *Model) CopyParams(src *Model, pick func(name string) bool) ([]string, e
 	var copied []string
 	for i, s := range m.st.specs {
 		if v, ok := values[i]; ok {
+			_ = m.st.params[i].FinalizeAll() // owned by m alone: executions hold m.mu
 			m.st.params[i] = f32Tensor(v, s.Dims...)
 			copied = append(copied, s.Name)
 		}
@@ -177,14 +178,16 @@ func (m *Model) LogitGradAbsSum(ids []int32, B, T int, adv, mask []float32) ([]f
 	if err != nil {
 		return nil, err
 	}
+	inputs := []any{i32Tensor(in, p.Bp, p.Tp), i32Tensor(targets, p.Bp, p.Tp), f32Tensor(weight, p.Bp, p.Tp)}
 	m.mu.Lock()
-	out, err := run(e, kindGradAbs, append(m.st.paramArgs(),
-		i32Tensor(in, p.Bp, p.Tp), i32Tensor(targets, p.Bp, p.Tp), f32Tensor(weight, p.Bp, p.Tp)))
+	out, err := run(e, kindGradAbs, append(m.st.paramArgs(), inputs...))
 	m.mu.Unlock()
+	freeArgs(inputs)
 	if err != nil {
 		return nil, err
 	}
 	g, err := floats(out[0])
+	freeTensors(out[1:])
 	if err != nil {
 		return nil, err
 	}
@@ -313,10 +316,12 @@ func (m *Model) Update(b UpdateBatch, lc LossConfig) (UpdateStats, error) {
 	defer m.mu.Unlock()
 	stepSize, invSqrtBC2 := m.st.adamScalars(lc.LR)
 	d := lay.perPos
-	args := append(m.st.trainArgs(), i32Tensor(in, lay.ids...), i32Tensor(targets, d...),
-		f32Tensor(mask, d...), f32Tensor(weight, d...), f32Tensor(oldLogp, d...), f32Tensor(adv, d...),
-		stepSize, invSqrtBC2, float32(lc.ClipEps), maxNorm)
+	inputs := []any{i32Tensor(in, lay.ids...), i32Tensor(targets, d...),
+		f32Tensor(mask, d...), f32Tensor(weight, d...), f32Tensor(oldLogp, d...), f32Tensor(adv, d...)}
+	args := append(append(m.st.trainArgs(), inputs...), stepSize, invSqrtBC2, float32(lc.ClipEps), maxNorm)
 	out, err := run(e, kind, append(args, lay.extra...))
+	freeArgs(inputs)
+	freeArgs(lay.extra)
 	if err != nil {
 		return UpdateStats{}, err
 	}
@@ -324,6 +329,7 @@ func (m *Model) Update(b UpdateBatch, lc LossConfig) (UpdateStats, error) {
 	var st UpdateStats
 	for i, dst := range []*float64{&st.Loss, &st.ClipFrac, &st.ApproxKL} {
 		if *dst, err = scalar(out[3*P+i]); err != nil {
+			freeTensors(out)
 			return UpdateStats{}, err
 		}
 	}

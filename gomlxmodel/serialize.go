@@ -6,8 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -119,6 +124,66 @@ func (r *reader) str() string {
 	return string(r.read(int(n)))
 }
 
+// float32sChunk is how many values float32s reads at a time.
+const float32sChunk = 1 << 14
+
+// float32s reads n little-endian float32 values. It reads them in chunks and grows the result as
+// they arrive, so that a stream shorter than its header claims fails before a large allocation.
+func (r *reader) float32s(n int) []float32 {
+	if r.err != nil {
+		return nil
+	}
+	data := make([]float32, 0, min(n, float32sChunk))
+	buf := make([]byte, 4*min(n, float32sChunk))
+	for len(data) < n {
+		b := buf[:4*min(n-len(data), float32sChunk)]
+		if _, r.err = io.ReadFull(r.r, b); r.err != nil {
+			return nil
+		}
+		for j := 0; j < len(b); j += 4 {
+			data = append(data, math.Float32frombits(binary.LittleEndian.Uint32(b[j:])))
+		}
+	}
+	return data
+}
+
+// Upper bounds on a configuration read from a stream or a checkpoint: far above any TinyAgent, and low
+// enough that a corrupt or crafted header is rejected before anything of its size is allocated.
+const (
+	maxStoredDim    = 1 << 20 // each of Vocab, MaxLen, DModel, Heads, Layers, MLP
+	maxStoredParams = 1 << 31 // parameters of the network (each also has two Adam moments)
+)
+
+// checkStoredConfig validates a configuration read from a stream or a checkpoint holding a network of
+// the given kind (kindPolicy or kindCritic): Validate, then the bounds maxStoredDim and
+// maxStoredParams, computed without building the parameter list.
+func checkStoredConfig(cfg Config, kind string) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	for _, d := range []struct {
+		name string
+		v    int
+	}{{"Vocab", cfg.Vocab}, {"MaxLen", cfg.MaxLen}, {"DModel", cfg.DModel}, {"Heads", cfg.Heads},
+		{"Layers", cfg.Layers}, {"MLP", cfg.MLP}} {
+		if d.v > maxStoredDim {
+			return fmt.Errorf("gomlxmodel: stored configuration has %s %d > %d", d.name, d.v, maxStoredDim)
+		}
+	}
+	one, none := cfg, cfg
+	one.Layers, none.Layers = 1, 0
+	head := policySpecs(none)
+	if kind == kindCritic {
+		head = criticSpecs(none)
+	}
+	fixed := countParams(head)                                               // ≤ 2^42: no overflow
+	perLayer := countParams(trunkSpecs(one)) - countParams(trunkSpecs(none)) // ≤ 2^43
+	if fixed > maxStoredParams || cfg.Layers > (maxStoredParams-fixed)/perLayer {
+		return fmt.Errorf("gomlxmodel: stored configuration %+v has more than %d parameters", cfg, maxStoredParams)
+	}
+	return nil
+}
+
 func readState(rd io.Reader, wantKind string) (*netState, error) {
 	r := &reader{r: bufio.NewReader(rd)}
 	if magic := string(r.read(len(streamMagic))); r.err == nil && magic != streamMagic {
@@ -135,8 +200,11 @@ func readState(rd io.Reader, wantKind string) (*netState, error) {
 		return nil, fmt.Errorf("gomlxmodel: reading model header: %w", r.err)
 	}
 	cfg := Config{Vocab: dims[0], MaxLen: dims[1], DModel: dims[2], Heads: dims[3], Layers: dims[4], MLP: dims[5]}
-	if err := cfg.Validate(); err != nil {
+	if err := checkStoredConfig(cfg, wantKind); err != nil {
 		return nil, err
+	}
+	if dims[6] < 0 {
+		return nil, fmt.Errorf("gomlxmodel: stream header has a negative step count %d", dims[6])
 	}
 	specs := policySpecs(cfg)
 	if wantKind == kindCritic {
@@ -155,13 +223,9 @@ func readState(rd io.Reader, wantKind string) (*netState, error) {
 					return nil, fmt.Errorf("gomlxmodel: stream tensor %q has dims differing from %v", name, s.Dims)
 				}
 			}
-			buf := r.read(4 * s.size())
+			data := r.float32s(s.size())
 			if r.err != nil {
 				return nil, fmt.Errorf("gomlxmodel: reading tensor %q: %w", s.Name, r.err)
-			}
-			data := make([]float32, s.size())
-			for j := range data {
-				data[j] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*j:]))
 			}
 			t := f32Tensor(data, s.Dims...)
 			switch g {
@@ -221,56 +285,134 @@ func splitName(name string) (scope, base string) {
 
 func checkpointScopes() []string { return []string{"params", "adam_m", "adam_v"} }
 
-// Save writes the model (weights, Adam state, config) as a GoMLX checkpoint in dir, keeping only
-// the newest checkpoint there.
+// Save writes the model (weights, Adam state, config) as a GoMLX checkpoint in dir, creating dir if
+// needed, and removes the checkpoints that were there before. The checkpoint is written into a fresh
+// context and a temporary directory inside dir (so nothing of an older checkpoint, of this
+// configuration or another, is read or carried over), then moved into dir under a name that sorts
+// after the older ones, which are removed last: at every moment the newest checkpoint in dir is a
+// complete one. GoMLX panics become errors.
 func (m *Model) Save(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("gomlxmodel: save: %w", err)
-	}
-	ctx := context.New()
-	defer ctx.Finalize()
-	h, err := checkpoints.Build(ctx).Dir(dir).Keep(1).Done()
-	if err != nil {
-		return fmt.Errorf("gomlxmodel: save to %s: %w", dir, err)
-	}
 	m.mu.Lock()
 	st, err := m.st.clone()
 	m.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	set := func(scope, name string, t *tensors.Tensor) error {
-		v := ctx.InAbsPath("/"+scope).Checked(false).VariableWithValue(name, t)
-		if value, err := v.Value(); err == nil && value == t {
-			return nil
-		}
-		// A value loaded from an older checkpoint in dir: override it.
-		if err := v.SetValue(t); err != nil {
-			return fmt.Errorf("gomlxmodel: save %s/%s: %w", scope, name, err)
-		}
-		return nil
+	return saveCheckpoint(dir, st)
+}
+
+// checkpointPrefix and checkpointCount match GoMLX's checkpoint file names
+// ("checkpoint-n0000003-20060102-150405-initial.json" and ".bin").
+const checkpointPrefix = "checkpoint-"
+
+var checkpointCount = regexp.MustCompile(`^checkpoint-n(\d+)-`)
+
+// saveCheckpoint writes st as the only checkpoint of dir (see Model.Save).
+func saveCheckpoint(dir string, st *netState) (err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("gomlxmodel: save: %w", err)
 	}
-	cfg := st.cfg
-	if err := set("meta", "config", tensors.FromValue([]int64{int64(cfg.Vocab), int64(cfg.MaxLen), int64(cfg.DModel),
-		int64(cfg.Heads), int64(cfg.Layers), int64(cfg.MLP), st.step})); err != nil {
-		return err
+	tmp, err := os.MkdirTemp(dir, ".save-")
+	if err != nil {
+		return fmt.Errorf("gomlxmodel: save: %w", err)
 	}
-	for g, group := range [][]*tensors.Tensor{st.params, st.m, st.v} {
-		for i, t := range group {
-			scope, name := splitName(st.specs[i].Name)
-			if err := set(strings.TrimSuffix(checkpointScopes()[g]+"/"+scope, "/"), name, t); err != nil {
-				return err
-			}
+	defer func() {
+		if rmErr := os.RemoveAll(tmp); rmErr != nil && err == nil {
+			err = fmt.Errorf("gomlxmodel: save: %w", rmErr)
 		}
-	}
-	if err := h.Save(); err != nil {
+	}()
+	if err := writeCheckpoint(tmp, st); err != nil {
 		return fmt.Errorf("gomlxmodel: save to %s: %w", dir, err)
+	}
+	old, next, err := listCheckpointFiles(dir)
+	if err != nil {
+		return fmt.Errorf("gomlxmodel: save to %s: %w", dir, err)
+	}
+	written, _, err := listCheckpointFiles(tmp)
+	if err != nil {
+		return fmt.Errorf("gomlxmodel: save to %s: %w", dir, err)
+	}
+	// Move the data file(s) first and the .json last: GoMLX lists a checkpoint by its .json.
+	slices.SortStableFunc(written, func(a, b string) int {
+		return strings.Compare(filepath.Ext(b), filepath.Ext(a)) // ".json" after ".bin"
+	})
+	for _, name := range written {
+		loc := checkpointCount.FindStringIndex(name)
+		if loc == nil {
+			return fmt.Errorf("gomlxmodel: save to %s: unexpected checkpoint file %q", dir, name)
+		}
+		renamed := fmt.Sprintf("%sn%07d-%s", checkpointPrefix, next, name[loc[1]:])
+		if err := os.Rename(filepath.Join(tmp, name), filepath.Join(dir, renamed)); err != nil {
+			return fmt.Errorf("gomlxmodel: save: %w", err)
+		}
+	}
+	for _, name := range old {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("gomlxmodel: save: removing older checkpoint: %w", err)
+		}
 	}
 	return nil
 }
 
-// Load reads the newest GoMLX checkpoint written by Model.Save in dir.
-func Load(dir string) (*Model, error) {
+// listCheckpointFiles returns the names of the GoMLX checkpoint files (.json and .bin) in dir and the
+// checkpoint number that follows theirs.
+func listCheckpointFiles(dir string) (names []string, next int, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasPrefix(name, checkpointPrefix) ||
+			(!strings.HasSuffix(name, checkpoints.JsonNameSuffix) && !strings.HasSuffix(name, checkpoints.BinDataSuffix)) {
+			continue
+		}
+		names = append(names, name)
+		if m := checkpointCount.FindStringSubmatch(name); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil {
+				next = max(next, n+1)
+			}
+		}
+	}
+	return names, next, nil
+}
+
+// writeCheckpoint saves st with GoMLX into dir, which holds no checkpoint: the handler then loads
+// nothing, and the context holds exactly st's variables.
+func writeCheckpoint(dir string, st *netState) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("GoMLX panic: %v", r)
+		}
+	}()
+	ctx := context.New()
+	defer ctx.Finalize()
+	h, err := checkpoints.Build(ctx).Dir(dir).Keep(1).Done()
+	if err != nil {
+		return err
+	}
+	set := func(scope, name string, t *tensors.Tensor) {
+		ctx.InAbsPath("/"+scope).Checked(false).VariableWithValue(name, t)
+	}
+	cfg := st.cfg
+	set("meta", "config", tensors.FromValue([]int64{int64(cfg.Vocab), int64(cfg.MaxLen), int64(cfg.DModel),
+		int64(cfg.Heads), int64(cfg.Layers), int64(cfg.MLP), st.step}))
+	for g, group := range [][]*tensors.Tensor{st.params, st.m, st.v} {
+		for i, t := range group {
+			scope, name := splitName(st.specs[i].Name)
+			set(strings.TrimSuffix(checkpointScopes()[g]+"/"+scope, "/"), name, t)
+		}
+	}
+	return h.Save()
+}
+
+// Load reads the newest GoMLX checkpoint written by Model.Save in dir. GoMLX panics become errors.
+func Load(dir string) (_ *Model, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("gomlxmodel: load %s: GoMLX panic: %v", dir, r)
+		}
+	}()
 	ctx := context.New()
 	defer ctx.Finalize()
 	if _, err := checkpoints.Load(ctx).Dir(dir).Immediate().Done(); err != nil {
@@ -293,7 +435,7 @@ func Load(dir string) (*Model, error) {
 	}
 	cfg := Config{Vocab: int(meta[0]), MaxLen: int(meta[1]), DModel: int(meta[2]), Heads: int(meta[3]),
 		Layers: int(meta[4]), MLP: int(meta[5])}
-	if err := cfg.Validate(); err != nil {
+	if err := checkStoredConfig(cfg, kindPolicy); err != nil {
 		return nil, err
 	}
 	st := &netState{cfg: cfg, specs: policySpecs(cfg), step: meta[6]}

@@ -56,9 +56,12 @@ func (s *netState) clone() (*netState, error) {
 	return c, nil
 }
 
-// resetOptimizer zeroes the Adam moments and the step count.
+// resetOptimizer zeroes the Adam moments and the step count, freeing the old moments (the caller holds
+// the lock that every execution on s holds).
 func (s *netState) resetOptimizer() {
 	for i, sp := range s.specs {
+		_ = s.m[i].FinalizeAll()
+		_ = s.v[i].FinalizeAll()
 		s.m[i] = f32Tensor(make([]float32, sp.size()), sp.Dims...)
 		s.v[i] = f32Tensor(make([]float32, sp.size()), sp.Dims...)
 	}
