@@ -27,6 +27,7 @@ func RolloutBatch(model *gomlxmodel.Model, envs []Env, tasks []Task, tok *Tokeni
 	if err != nil {
 		return nil, err
 	}
+	defer dec.Close()
 	fed := make([]int, len(episodes)) // tokens of each row already queued into the cache
 	feedEpisode := func(b int) {
 		dec.Feed(b, episodes[b].IDs[fed[b]:])
