@@ -76,6 +76,12 @@ type IndexedSample struct {
 // rebuilt from the view when masking removed tokens from it.
 func ContextRolloutBatch(model *gomlxmodel.Model, envs []Env, tasks []Task, tok *Tokenizer, keepObs, maxTurns int,
 	temperature float64, rng *rand.Rand) ([]Trajectory, []IndexedSample, error) {
+	if len(envs) != len(tasks) {
+		return nil, nil, fmt.Errorf("context rollout: %d envs for %d tasks", len(envs), len(tasks))
+	}
+	if V := model.Config().Vocab; V != tok.VocabSize() {
+		return nil, nil, fmt.Errorf("context rollout: model vocabulary %d != tokenizer vocabulary %d", V, tok.VocabSize())
+	}
 	episodes := make([]*Episode, len(envs))
 	for b := range envs {
 		episodes[b] = NewEpisode(envs[b], tasks[b], tok, maxTurns, model.Config().MaxLen)
@@ -84,6 +90,7 @@ func ContextRolloutBatch(model *gomlxmodel.Model, envs []Env, tasks []Task, tok 
 	if err != nil {
 		return nil, nil, err
 	}
+	defer dec.Close()
 	type call struct {
 		view, ids []int32
 		logp      []float32
