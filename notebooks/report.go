@@ -38,20 +38,46 @@ type Check struct {
 	NA    bool   // a line it refers to is missing
 	Needs string // the missing line
 	Known string // why this failing check is a documented known deviation (KnownDeviations), or ""
+	// Beyond is the bound of a KnownDeviations entry that this failing check exceeds: the documented deviation
+	// does not cover it, and it fails.
+	Beyond string
 }
 
 // Gating reports whether a failure of this check fails the test.
 func (c Check) Gating() bool { return (c.Class == "1" || c.Class == "3") && !c.Soft && c.Known == "" }
 
-// KnownDeviations lists the class 1 and class 3 checks that our committed run fails, keyed "ID: description",
-// each with the reason. They are reported as known deviations instead of failing the test, so the test still
-// fails on any other failure; an entry whose check passes (or no longer exists) is stale and fails the test
-// too (TestCommittedNotebooks), so the list cannot outlive what it documents.
-var KnownDeviations = map[string]string{
+// Deviation documents a class 1 or class 3 check that our committed run fails: why, and how far. Within is
+// evaluated on the failing line; a failure outside it (Bound says what it allows) is not covered and fails the
+// test like any other.
+type Deviation struct {
+	Why    string
+	Bound  string
+	Within func(c *ruleCtx) bool
+}
+
+// KnownDeviations lists the class 1 and class 3 checks that our committed run fails, keyed "ID: description".
+// They are reported as known deviations instead of failing the test, so the test still fails on any other
+// failure, and on a larger one than documented; an entry whose check passes (or no longer exists) is stale and
+// fails the test too (TestCommittedNotebooks), so the list cannot outlive what it documents.
+var KnownDeviations = map[string]Deviation{
 	// Recorded in the run of 2026-11-30 (XLA backend, seed 0, base agent of agentrl.DefaultBaseConfig, fresh Adam
 	// per run); the seed counts are those of `go run ./cmd/seeds`. See README "Where we differ".
-	"C15: (a) blind guesser or (b) reader: neither regime":                     "on held-out tasks our 3-turn arm guesses blind as the book's (reads 0.00, tests 0.00, pass 0.206 against 0.200), and it guesses rather than remembers (12.3's split by op: 0.23 on training tasks, 0.17 held out), but many of its episodes begin with a malformed call (`edit edit` and an op), so it takes 2.59 turns instead of 1.9–2.2, and its training batches of steps 30–39 earn +0.239, just above the rule's 0.18 ± 0.05; holds in none of RL seeds 0–5 (12.3's six-seed table): blind in five (turns 2.11–2.84, batch rewards +0.22–0.32), a reader passing 0.713 (above the rule's 0.50) in one; where our extra malformed calls come from: 12.5's section of that name",
-	"C34: stall: min submit over steps 5–15 ≤ 0.30 and ≤ step-0 submit − 0.30": "our never-submit run stalls as the book's does (submit rate 0.72 → 0.31 at step 5 while the reward rises from −0.25 to +0.22), but its lowest submit rate over steps 5–15 is 0.31, just above the rule, because it learns to read and submit again sooner (0.47 at step 10, book 0.12); holds in the other five of RL seeds 0–5 (lowest 0.03–0.27)",
+	"C15: (a) blind guesser or (b) reader: neither regime": {
+		Why:   "on held-out tasks our 3-turn arm guesses blind as the book's (reads 0.00, tests 0.00, pass 0.206 against 0.200), and it guesses rather than remembers (12.3's split by op: 0.23 on training tasks, 0.17 held out), but many of its episodes begin with a malformed call (`edit edit` and an op), so it takes 2.59 turns instead of 1.9–2.2, and its training batches of steps 30–39 earn +0.239, just above the rule's 0.18 ± 0.05; holds in none of RL seeds 0–5 (12.3's six-seed table): blind in five (turns 2.11–2.84, batch rewards +0.22–0.32), a reader passing 0.713 (above the rule's 0.50) in one; where our extra malformed calls come from: 12.5's section of that name",
+		Bound: "regime (a) on held-out tasks (reads ≤ 0.05, edits ≥ 0.90, pass 0.20 ± 0.04), with turns ≤ 2.7 and batch reward ≤ 0.26",
+		Within: func(c *ruleCtx) bool {
+			return c.v(1) <= 0.05+1e-9 && c.v(3) >= 0.90-1e-9 && math.Abs(c.v(0)-0.20) <= 0.04+1e-9 &&
+				c.v(4) <= 2.7+1e-9 && c.v(5) <= 0.26+1e-9
+		},
+	},
+	"C34: stall: min submit over steps 5–15 ≤ 0.30 and ≤ step-0 submit − 0.30": {
+		Why:   "our never-submit run stalls as the book's does (submit rate 0.72 → 0.31 at step 5 while the reward rises from −0.25 to +0.22), but its lowest submit rate over steps 5–15 is 0.3125 (step 5), just above the rule, because it learns to read and submit again sooner (0.47 at step 10, book 0.12); holds in the other five of RL seeds 0–5 (lowest 0.03–0.27)",
+		Bound: "lowest submit rate over steps 5–15 ≤ 0.35 and ≤ step-0 submit − 0.30",
+		Within: func(c *ruleCtx) bool {
+			low := c.aux("never-submit extremes", 0)
+			return low <= 0.35+1e-9 && low <= c.of("C33", 0)-0.30+1e-9
+		},
+	},
 }
 
 // LineResult is the report's row for one book line.
@@ -112,6 +138,45 @@ func (r LineResult) Failed() bool {
 type Report struct {
 	Lines []LineResult
 	byID  map[string]*LineResult
+	// aux holds the values of the auxiliary lines found, by ID; auxMissing the auxiliary lines that a written
+	// notebook did not print.
+	aux        map[string][]float64
+	auxMissing []AuxLine
+}
+
+// AuxLine is a line our notebooks print besides the book's, which the rules read for what the book's lines
+// round away or leave out: the counts behind a rate, the extremes of a training history, the same run's figures
+// in another section. A written notebook must print its auxiliary lines, as it must print the book's.
+type AuxLine struct {
+	ID, Section string
+	Example     string // a line consistent with the book's printed values (for tests)
+	re          *regexp.Regexp
+}
+
+// AuxLines returns the auxiliary lines the rules read.
+func AuxLines() []AuxLine {
+	var lines []AuxLine
+	add := func(id, sec, template, example string) {
+		lines = append(lines, AuxLine{ID: id, Section: sec, Example: example, re: tmpl(template)})
+	}
+	// §12.3: the arms' training histories (Figure 12.2's cells).
+	for _, a := range []struct{ arm, example string }{
+		{"default", "0.17 -> step 39 pass 0.75"}, {"penalty 0.05", "0.17 -> step 39 pass 0.66"}, {"penalty 0.3", "0.17 -> step 39 pass 0.00"},
+	} {
+		add(a.arm+" step 0", "12.3", a.arm+" trained: step 0 pass {N} -> step 39 pass {N}", a.arm+" trained: step 0 pass "+a.example)
+	}
+	add("penalty 0.05 windows", "12.3", "penalty 0.05 turns by 10-step window: {N} {N} {N} {N}",
+		"penalty 0.05  turns by 10-step window: 3.52 3.30 2.95 2.82") // C8 train pass 0.67 − 0.05 × 2.82 = C13's 0.529
+	add("penalty 0.3 windows", "12.3", "penalty 0.3 turns by 10-step window: {N} {N} {N} {N}",
+		"penalty 0.3   turns by 10-step window: 1.82 1.02 1.01 1.01")
+	// §12.7: the step-0 batch behind C31 and C33 (the calibration gate's statistics), and the never-submit run's
+	// extremes over the steps its rules name (the book's lines print every fifth step).
+	add("step-0 batch", "12.7", "step-0 batch: {N} of {N} episodes pass, {N} submit, {N} make a malformed call | turns {N}, reads {N} per episode",
+		"step-0 batch: 11 of 64 episodes pass, 46 submit, 3 make a malformed call | turns 3.641, reads 0.047 per episode")
+	add("never-submit extremes", "12.7",
+		"never-submit run: steps 5-15 lowest submit rate {N} (step {N}), most turns {N} (step {N}) | steps 15-39 largest submit - pass {N} (step {N}) | steps 30-39 mean submit rate {N}",
+		"never-submit run: steps 5-15 lowest submit rate 0.120 (step 10), most turns 5.78 (step 10) | steps 15-39 largest submit - pass 0.020 (step 25) | steps 30-39 mean submit rate 0.660")
+	return lines
 }
 
 // SectionOutput is what one section's notebooks printed.
@@ -161,14 +226,34 @@ func Evaluate(sections map[string]SectionOutput) *Report {
 	for i := range rep.Lines {
 		rep.byID[rep.Lines[i].ID] = &rep.Lines[i]
 	}
+	rep.aux = map[string][]float64{}
+	for _, al := range AuxLines() {
+		sec := sections[al.Section]
+		found := false
+		for _, line := range sec.Lines {
+			if m := al.re.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+				rep.aux[al.ID], found = parseValues(m[1:]), true
+				break
+			}
+		}
+		if !found && sec.Exists && !sec.Draft {
+			rep.auxMissing = append(rep.auxMissing, al)
+		}
+	}
 	for i := range rep.Lines {
 		r := &rep.Lines[i]
 		if r.Found && r.rule != nil {
 			c := &ruleCtx{rep: rep, self: r}
 			r.rule(c)
 			for j := range c.checks {
-				if why, ok := KnownDeviations[r.ID+": "+c.checks[j].Desc]; ok && !c.checks[j].OK && !c.checks[j].NA {
-					c.checks[j].Known = why
+				dev, ok := KnownDeviations[r.ID+": "+c.checks[j].Desc]
+				if !ok || c.checks[j].OK || c.checks[j].NA {
+					continue
+				}
+				if dev.Within == nil || dev.Within(&ruleCtx{rep: rep, self: r}) {
+					c.checks[j].Known = dev.Why
+				} else {
+					c.checks[j].Beyond = dev.Bound
 				}
 			}
 			r.Checks = c.checks
@@ -208,9 +293,12 @@ func (rep *Report) Complete() bool {
 	return true
 }
 
-// Failures lists the lines that fail the test.
+// Failures lists the lines that fail the test, and the auxiliary lines that a written notebook did not print.
 func (rep *Report) Failures() []string {
 	var out []string
+	for _, al := range rep.auxMissing {
+		out = append(out, fmt.Sprintf("auxiliary line %q (§%s) not printed, e.g. %q", al.ID, al.Section, al.Example))
+	}
 	for _, r := range rep.Lines {
 		if !r.Failed() {
 			continue
@@ -222,7 +310,11 @@ func (rep *Report) Failures() []string {
 		var bad []string
 		for _, c := range r.Checks {
 			if !c.OK && !c.NA && c.Gating() {
-				bad = append(bad, fmt.Sprintf("class %s: %s", c.Class, c.Desc))
+				desc := fmt.Sprintf("class %s: %s", c.Class, c.Desc)
+				if c.Beyond != "" {
+					desc += " (beyond its documented deviation, which allows " + c.Beyond + ")"
+				}
+				bad = append(bad, desc)
 			}
 		}
 		out = append(out, fmt.Sprintf("%s (§%s): %q fails %s", r.ID, r.Section, r.Ours, strings.Join(bad, "; ")))
@@ -273,6 +365,17 @@ func (c *ruleCtx) v(i int) float64 {
 		return math.NaN()
 	}
 	return c.self.Values[i]
+}
+
+// aux returns value i of auxiliary line id; when that line is missing the next check is marked not applicable
+// (and Failures names the line if its notebook is written).
+func (c *ruleCtx) aux(id string, i int) float64 {
+	vals, ok := c.rep.aux[id]
+	if !ok || i >= len(vals) {
+		c.missing = "auxiliary line " + id
+		return math.NaN()
+	}
+	return vals[i]
 }
 
 // of returns value i of line id; when that line is missing the next check is marked not applicable.
@@ -489,7 +592,11 @@ func BookLines() []BookLine {
 		}
 		c.check("1", "held-out fields identical to C8 (same policy, same evaluation)", same)
 		c.near("2", "reward", c.v(5), 0.53, 0.10)
-	}, "per step reward = pass − 0.05 × turns (per-step history)")
+		// Averaged over steps 30–39 the per-step identity reads: mean reward = C8's train pass − 0.05 × the
+		// run's turns in its fourth 10-step window (12.3's figure cell).
+		c.check("1", "reward = pass − 0.05 × turns over steps 30–39 (C8's train pass, 12.3's turns window; to display rounding)",
+			math.Abs(c.v(5)-(c.of("C8", 0)-0.05*c.aux("penalty 0.05 windows", 3))) <= r3+r2+0.05*r2+1e-9)
+	}, "per step reward = pass − 0.05 × turns (per-step history; checked as the steps 30–39 mean)")
 	add("C14", "12.3", "penalty 0.3   |         0.000   0.00   0.00   0.00   1.00 | -0.302", arm("penalty 0.3"), func(c *ruleCtx) {
 		c.le("3", "pass", c.v(0), 0.01)
 		c.le("3", "reads, tests, edits", max(c.v(1), c.v(2), c.v(3)), 0.02)
@@ -509,7 +616,7 @@ func BookLines() []BookLine {
 			regime = "regime (b) reader"
 		}
 		c.check("3", "(a) blind guesser or (b) reader: "+regime, blind || reader)
-	}, "")
+	}, "(a)'s pass never clearly above the best blind op's ceiling over training (neither printed)")
 
 	// §12.4: context management.
 	add("C16", "12.4", "identical episodes: True | calls: 61", "identical episodes: {B} | calls: {N}", func(c *ruleCtx) {
@@ -624,16 +731,31 @@ func BookLines() []BookLine {
 			c.check("1", "submit-now = −0.30", c.v(3) == -0.30)
 			c.check("1", "equal to step 0 of the never-submit run (C33 pass, turns)",
 				c.v(0) == c.of("C33", 1) && c.v(1) == c.of("C33", 3))
-			c.near("2", "pass", c.v(0), 0.17, 0.06)
+			same := true
+			for _, arm := range []string{"default", "penalty 0.05", "penalty 0.3"} {
+				same = same && c.v(0) == c.aux(arm+" step 0", 0)
+			}
+			c.check("1", "pass equal to step 0 of the default, penalty 0.05 and penalty 0.3 runs (12.3)", same)
+			// The band is checked on the exact rate behind the rounded one (the step-0 batch's counts).
+			pass := c.aux("step-0 batch", 0) / c.aux("step-0 batch", 1)
+			c.check("1", "pass and turns = the step-0 batch's (to display rounding)",
+				math.Abs(c.v(0)-pass) <= r2+1e-9 && math.Abs(c.v(1)-c.aux("step-0 batch", 4)) <= r2+r3+1e-9)
+			c.near("2", "pass (exact: passing episodes / episodes)", c.aux("step-0 batch", 0)/c.aux("step-0 batch", 1), 0.17, 0.06)
 			c.near("2", "turns", c.v(1), 3.64, 0.40)
 			c.near("2", "attempt", c.v(2), -0.92, 0.15)
 			c.check("3", "attempt < −0.30", c.v(2) < -0.30)
-		}, "equal to step 0 of the default and penalty runs (their histories)")
+		}, "turns equal to step 0 of the default and penalty runs (12.3 prints their pass only)")
 	add("C32", "12.7", "penalty 0.3 run, turns per episode by 10-step window: [1.82, 1.02, 1.01, 1.01]",
 		"penalty 0.3 run, turns per episode by 10-step window: {L}", func(c *ruleCtx) {
 			c.check("1", "four windows", len(c.self.Values) == 4)
 			c.in("3", "window 1", c.v(0), 1.2, 2.6)
 			c.le("3", "windows 2–4", max(c.v(1), c.v(2), c.v(3)), 1.10)
+			same := true
+			for i := range 4 {
+				same = same && math.Abs(c.v(i)-c.aux("penalty 0.3 windows", i)) <= r2+1e-9
+			}
+			c.check("1", "the windows 12.3 prints for the same run (to display rounding)", same)
+			c.check("3", "agrees with C14: window 4 within 0.05 of C14's held-out turns", math.Abs(c.v(3)-c.of("C14", 4)) <= 0.05+1e-9)
 		}, "")
 	// Never-submit run, steps 0, 5, …, 35, 39. Values: submit rate, pass, reward, turns.
 	never := []struct {
@@ -658,9 +780,14 @@ func BookLines() []BookLine {
 			switch id {
 			case "C33":
 				c.check("1", "pass and turns = C31", c.v(1) == c.of("C31", 0) && c.v(3) == c.of("C31", 1))
+				submit := c.aux("step-0 batch", 2) / c.aux("step-0 batch", 1)
+				c.check("1", "submit = the step-0 batch's (to display rounding)", math.Abs(c.v(0)-submit) <= r2+1e-9)
 				c.near("2", "submit", c.v(0), 0.72, 0.08)
 			case "C34":
-				minSubmit := min(c.v(0), c.of("C35", 0), c.of("C36", 0))
+				// Over every step of 5–15 (the auxiliary line), which the printed steps 5, 10, 15 bound from above.
+				minSubmit := c.aux("never-submit extremes", 0)
+				c.check("1", "lowest submit over steps 5–15 ≤ those printed at steps 5, 10, 15",
+					minSubmit <= min(c.v(0), c.of("C35", 0), c.of("C36", 0))+r2+1e-9)
 				c.check("3", "stall: min submit over steps 5–15 ≤ 0.30 and ≤ step-0 submit − 0.30",
 					minSubmit <= 0.30+1e-9 && minSubmit <= c.of("C33", 0)-0.30+1e-9)
 			case "C35":
@@ -670,13 +797,10 @@ func BookLines() []BookLine {
 					some = some || (c.of(s, 2) >= r0+0.30-1e-9 && c.of(s, 1) <= p0+0.05+1e-9)
 				}
 				c.check("3", "at a step in 5–15 reward ≥ step-0 reward + 0.30 while pass ≤ step-0 pass + 0.05", some)
-				c.ge("3", "max turns over steps 5–15", max(c.of("C34", 3), c.of("C35", 3), c.of("C36", 3)), 5.3)
+				c.ge("3", "max turns over steps 5–15", max(c.aux("never-submit extremes", 2), c.of("C34", 3), c.of("C35", 3), c.of("C36", 3)), 5.3)
 			case "C36":
-				ok := true
-				for _, s := range []string{"C36", "C37", "C38", "C39", "C40", "C41"} {
-					ok = ok && c.of(s, 0)-c.of(s, 1) <= 0.05+1e-9
-				}
-				c.soft("3", "from step 15 on, submit − pass ≤ 0.05", ok)
+				c.soft("3", "from step 15 on, submit − pass ≤ 0.05 (every step: the auxiliary line's largest gap)",
+					c.aux("never-submit extremes", 4) <= 0.05+1e-9)
 			case "C41":
 				c.soft("3", "recovery: submit ≥ 0.5 and pass ≥ 0.5 at step 39", c.v(0) >= 0.5 && c.v(1) >= 0.5)
 			default:
@@ -689,9 +813,8 @@ func BookLines() []BookLine {
 			c.check("1", "four windows", len(c.self.Values) == 4)
 			c.check("3", "windows 2–4 ≤ window 1", max(c.v(1), c.v(2), c.v(3)) <= c.v(0)+1e-9)
 			c.le("3", "window 4", c.v(3), 0.20)
-			late := (c.of("C39", 0) + c.of("C40", 0) + c.of("C41", 0)) / 3
-			c.check("3", "window 4 ≤ never-submit run's late submit rate − 0.30 (mean of printed steps 30, 35, 39)",
-				c.v(3) <= late-0.30+1e-9)
+			c.check("3", "window 4 ≤ never-submit run's mean submit rate over steps 30–39 − 0.30",
+				c.v(3) <= c.aux("never-submit extremes", 6)-0.30+1e-9)
 		}, "")
 	add("C43", "12.7", "truncation = 0     held-out pass 0.706 | turns 4.51",
 		"truncation = 0 held-out pass {N} | turns {N}", func(c *ruleCtx) {
@@ -737,7 +860,8 @@ func (rep *Report) Markdown(sources map[string]string) string {
 		}
 		b.WriteString(".\n\n")
 	}
-	b.WriteString(rep.calibration())
+	cal, _ := rep.calibration()
+	b.WriteString(cal)
 	b.WriteString("| ID | § | book | ours | rule | result |\n|---|---|---|---|---|---|\n")
 	for _, r := range rep.Lines {
 		ours := "—"
@@ -771,42 +895,72 @@ func (rep *Report) Markdown(sources map[string]string) string {
 		fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %s |\n", r.ID, r.Section, cellEscape(r.Book), ours,
 			strings.Join(rule, "<br>"), status)
 	}
+	b.WriteString("\nAuxiliary lines (printed by our notebooks besides the book's; the rules above read them):\n\n")
+	for _, al := range AuxLines() {
+		vals, ok := rep.aux[al.ID]
+		got := "not printed"
+		if ok {
+			parts := make([]string, len(vals))
+			for k, v := range vals {
+				parts[k] = fmtNum(v)
+			}
+			got = strings.Join(parts, ", ")
+		}
+		fmt.Fprintf(&b, "- %s (§%s): %s\n", al.ID, al.Section, got)
+	}
 	return b.String()
 }
 
-// calibration renders the calibration gate of the targets: the port's base agent against the book's.
-func (rep *Report) calibration() string {
-	type item struct {
-		name, id string
-		idx      int
-		lo, hi   float64
+// Calibrated reports whether the base agent passes the targets' calibration gate (see calibration).
+func (rep *Report) Calibrated() bool {
+	_, ok := rep.calibration()
+	return ok
+}
+
+// calibration renders the calibration gate of the targets: the port's base agent against the book's, on the
+// exact statistics of the seed-0, 6-turn step-0 batch (12.7's auxiliary line), where the book's lines print
+// rates rounded to two decimals. It reports whether every item is inside.
+func (rep *Report) calibration() (string, bool) {
+	vals, ok := rep.aux["step-0 batch"]
+	if !ok || len(vals) < 6 || vals[1] <= 0 {
+		return "Calibration gate: the step-0 batch's line (12.7) is missing.\n\n", false
 	}
-	items := []item{
-		{"step-0 pass (C31)", "C31", 0, 0.11, 0.23},
-		{"step-0 turns (C31)", "C31", 1, 3.2, 4.1},
-		{"step-0 submit rate (C33)", "C33", 0, 0.62, 0.82},
-		{"episodes with a malformed call (C24)", "C24", 0, 0.02, 0.08},
+	n := vals[1]
+	items := []struct {
+		name   string
+		x      float64
+		exact  string
+		lo, hi float64
+	}{
+		{"pass", vals[0] / n, fmt.Sprintf("%.0f/%.0f", vals[0], n), 0.11, 0.23},
+		{"turns", vals[4], "", 3.2, 4.1},
+		{"submit rate", vals[2] / n, fmt.Sprintf("%.0f/%.0f", vals[2], n), 0.62, 0.82},
+		{"episodes with a malformed call", vals[3] / n, fmt.Sprintf("%.0f/%.0f", vals[3], n), 0.02, 0.08},
+		{"reads per episode (rare)", vals[5], "", 0, 0.15},
 	}
 	var b strings.Builder
-	b.WriteString("Calibration gate (base agent; if it misses, class-2 bands are to be re-centred on the port's own base statistics): ")
+	b.WriteString("Calibration gate (the seed-0, 6-turn step-0 batch of the base agent; if it misses, the targets re-centre the class-2 bands on the port's own base statistics): ")
+	all := true
 	for i, it := range items {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		r := rep.byID[it.id]
-		if r == nil || !r.Found || it.idx >= len(r.Values) {
-			fmt.Fprintf(&b, "%s missing", it.name)
-			continue
+		verdict := "inside"
+		if it.x < it.lo-1e-9 || it.x > it.hi+1e-9 {
+			verdict, all = "OUTSIDE", false
 		}
-		x := r.Values[it.idx]
-		ok := "inside"
-		if x < it.lo-1e-9 || x > it.hi+1e-9 {
-			ok = "OUTSIDE"
+		x := fmtNum(it.x)
+		if it.exact != "" {
+			x = it.exact + " = " + strconv.FormatFloat(it.x, 'f', 3, 64)
 		}
-		fmt.Fprintf(&b, "%s %s in [%s, %s]: %s", it.name, fmtNum(x), fmtNum(it.lo), fmtNum(it.hi), ok)
+		fmt.Fprintf(&b, "%s %s in [%s, %s]: %s", it.name, x, fmtNum(it.lo), fmtNum(it.hi), verdict)
 	}
-	b.WriteString(".\n\n")
-	return b.String()
+	if all {
+		b.WriteString(". Inside: the class-2 bands keep the book's centres.\n\n")
+	} else {
+		b.WriteString(". Outside: this report still draws the class-2 bands around the book's values, not re-centred; they never gate.\n\n")
+	}
+	return b.String(), all
 }
 
 func cellEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

@@ -1,11 +1,13 @@
 package notebooks
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
 
-// bookSections returns the book's own printed lines, grouped by section, as if our notebooks printed them.
+// bookSections returns the book's own printed lines, grouped by section, as if our notebooks printed them, with
+// the auxiliary lines' examples (consistent with the book's values). replace and drop take IDs of either.
 func bookSections(replace map[string]string, drop ...string) map[string]SectionOutput {
 	out := map[string]SectionOutput{}
 	for _, bl := range BookLines() {
@@ -23,6 +25,18 @@ func bookSections(replace map[string]string, drop ...string) map[string]SectionO
 			so.Lines = append(so.Lines, "some other line", line)
 		}
 		out[bl.Section] = so
+	}
+	for _, al := range AuxLines() {
+		if slices.Contains(drop, al.ID) {
+			continue
+		}
+		line, ok := replace[al.ID]
+		if !ok {
+			line = al.Example
+		}
+		so := out[al.Section]
+		so.Lines = append(so.Lines, line)
+		out[al.Section] = so
 	}
 	return out
 }
@@ -125,6 +139,8 @@ func TestCrossLineRuleFailsTheReferringLine(t *testing.T) {
 		"C34": "step  5 | submit rate 0.70 | pass 0.20 | reward -0.30 | turns 3.50",
 		"C35": "step 10 | submit rate 0.70 | pass 0.20 | reward -0.30 | turns 3.50",
 		"C36": "step 15 | submit rate 0.70 | pass 0.20 | reward -0.30 | turns 3.50",
+		"never-submit extremes": "never-submit run: steps 5-15 lowest submit rate 0.700 (step 5), most turns 3.50 (step 5) | " +
+			"steps 15-39 largest submit - pass 0.020 (step 25) | steps 30-39 mean submit rate 0.660",
 	}))
 	for _, id := range []string{"C34", "C35"} {
 		if !rep.byID[id].Failed() {
@@ -201,5 +217,127 @@ func TestComplete(t *testing.T) {
 		if got := Evaluate(tc.sections).Complete(); got != tc.want {
 			t.Errorf("%s: Complete = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestKnownDeviations checks that a documented deviation masks its own check only, only within its bound, and
+// that an entry no failing check uses is reported stale.
+func TestKnownDeviations(t *testing.T) {
+	withoutKnownDeviations(t)
+	const key = "C14: pass ≤ 0.01"
+	KnownDeviations = map[string]Deviation{key: {
+		Why: "test", Bound: "pass ≤ 0.05", Within: func(c *ruleCtx) bool { return c.v(0) <= 0.05 },
+	}}
+	tests := []struct {
+		name, line    string
+		status        string
+		beyond, stale bool
+	}{
+		{"within the bound: masked", "penalty 0.3   |         0.030   0.00   0.00   0.00   1.00 | -0.302", "known deviation", false, false},
+		{"beyond the bound: fails", "penalty 0.3   |         0.100   0.00   0.00   0.00   1.00 | -0.302", "FAIL", true, true},
+		{"another check of the line fails", "penalty 0.3   |         0.030   0.00   0.00   0.00   1.50 | -0.302", "FAIL", false, false},
+	}
+	for _, tc := range tests {
+		rep := Evaluate(bookSections(map[string]string{"C14": tc.line}))
+		r := rep.byID["C14"]
+		if got := r.Status(); got != tc.status {
+			t.Errorf("%s: status %q, want %q", tc.name, got, tc.status)
+		}
+		failures := strings.Join(rep.Failures(), "\n")
+		if got := strings.Contains(failures, "beyond its documented deviation"); got != tc.beyond {
+			t.Errorf("%s: failures %q; want beyond-the-bound %v", tc.name, failures, tc.beyond)
+		}
+		if stale := rep.StaleDeviations(); (len(stale) > 0) != tc.stale {
+			t.Errorf("%s: stale deviations %v, want stale %v", tc.name, stale, tc.stale)
+		}
+	}
+	if stale := Evaluate(bookSections(nil)).StaleDeviations(); len(stale) != 1 || stale[0] != key {
+		t.Errorf("the book's own lines: stale %v, want [%s]", stale, key)
+	}
+}
+
+// TestCalibration checks the gate on the step-0 batch's exact counts: the book's batch is inside; one passing
+// episode of 64 more than 0.23 allows is outside although C31 prints it as 0.23.
+func TestCalibration(t *testing.T) {
+	tests := []struct {
+		name, line string
+		want       bool
+	}{
+		{"the book's", "", true},
+		{"15 of 64 pass", "step-0 batch: 15 of 64 episodes pass, 46 submit, 4 make a malformed call | turns 3.516, reads 0.094 per episode", false},
+		{"14 of 64 pass", "step-0 batch: 14 of 64 episodes pass, 46 submit, 4 make a malformed call | turns 3.516, reads 0.094 per episode", true},
+		{"reads not rare", "step-0 batch: 11 of 64 episodes pass, 46 submit, 3 make a malformed call | turns 3.641, reads 0.400 per episode", false},
+		{"no malformed calls", "step-0 batch: 11 of 64 episodes pass, 46 submit, 0 make a malformed call | turns 3.641, reads 0.047 per episode", false},
+	}
+	for _, tc := range tests {
+		replace := map[string]string{}
+		if tc.line != "" {
+			replace["step-0 batch"] = tc.line
+		}
+		rep := Evaluate(bookSections(replace))
+		if got := rep.Calibrated(); got != tc.want {
+			cal, _ := rep.calibration()
+			t.Errorf("%s: Calibrated = %v, want %v (%s)", tc.name, got, tc.want, cal)
+		}
+	}
+	if Evaluate(bookSections(nil, "step-0 batch")).Calibrated() {
+		t.Error("calibrated without the step-0 batch's line")
+	}
+}
+
+// TestAuxiliaryLines checks the rules that read auxiliary lines, and that a written notebook must print them.
+func TestAuxiliaryLines(t *testing.T) {
+	withoutKnownDeviations(t)
+	rep := Evaluate(bookSections(nil, "never-submit extremes"))
+	if f := strings.Join(rep.Failures(), "\n"); !strings.Contains(f, `auxiliary line "never-submit extremes" (§12.7) not printed`) {
+		t.Errorf("a written 12.7 without its auxiliary line: failures %q", f)
+	}
+	secs := bookSections(nil, "never-submit extremes")
+	so := secs["12.7"]
+	so.Draft = true
+	secs["12.7"] = so
+	for _, f := range Evaluate(secs).Failures() {
+		if strings.Contains(f, "auxiliary") {
+			t.Errorf("a draft 12.7: %s", f)
+		}
+	}
+	tests := []struct {
+		name    string
+		replace map[string]string
+		id      string // the line that must fail
+	}{
+		{"C13's mean reward off the identity", map[string]string{
+			"penalty 0.05 windows": "penalty 0.05  turns by 10-step window: 3.52 3.30 2.95 2.50"}, "C13"},
+		{"C32's windows differ from 12.3's", map[string]string{
+			"penalty 0.3 windows": "penalty 0.3   turns by 10-step window: 1.90 1.02 1.01 1.01"}, "C32"},
+		{"C31's pass differs from the default run's step 0", map[string]string{
+			"default step 0": "default       trained: step 0 pass 0.20 -> step 39 pass 0.75"}, "C31"},
+		{"C31's pass is not the step-0 batch's", map[string]string{
+			"step-0 batch": "step-0 batch: 13 of 64 episodes pass, 46 submit, 3 make a malformed call | turns 3.641, reads 0.047 per episode"}, "C31"},
+		{"C33's submit rate is not the step-0 batch's", map[string]string{
+			"step-0 batch": "step-0 batch: 11 of 64 episodes pass, 40 submit, 3 make a malformed call | turns 3.641, reads 0.047 per episode"}, "C33"},
+		{"a lowest submit rate above the printed ones", map[string]string{
+			"never-submit extremes": "never-submit run: steps 5-15 lowest submit rate 0.200 (step 10), most turns 5.78 (step 10) | steps 15-39 largest submit - pass 0.020 (step 25) | steps 30-39 mean submit rate 0.660"}, "C34"},
+		{"C42 within 0.30 of the never-submit run's late submit rate", map[string]string{
+			"never-submit extremes": "never-submit run: steps 5-15 lowest submit rate 0.120 (step 10), most turns 5.78 (step 10) | steps 15-39 largest submit - pass 0.020 (step 25) | steps 30-39 mean submit rate 0.350"}, "C42"},
+	}
+	for _, tc := range tests {
+		rep := Evaluate(bookSections(tc.replace))
+		for _, r := range rep.Lines {
+			if got := r.Failed(); got != (r.ID == tc.id) {
+				t.Errorf("%s: %s failed = %v (status %q)", tc.name, r.ID, got, r.Status())
+			}
+		}
+	}
+	// C36's soft check reads the largest gap over every step from 15 on: it is reported, never gating.
+	rep = Evaluate(bookSections(map[string]string{
+		"never-submit extremes": "never-submit run: steps 5-15 lowest submit rate 0.120 (step 10), most turns 5.78 (step 10) | steps 15-39 largest submit - pass 0.060 (step 16) | steps 30-39 mean submit rate 0.660"}))
+	r := rep.byID["C36"]
+	soft := false
+	for _, c := range r.Checks {
+		soft = soft || (c.Soft && !c.OK && strings.Contains(c.Desc, "submit − pass"))
+	}
+	if !soft || r.Failed() {
+		t.Errorf("C36 with a gap of 0.06 at step 16: soft check failed %v, line failed %v", soft, r.Failed())
 	}
 }
