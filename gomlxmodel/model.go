@@ -222,6 +222,31 @@ type UpdateStats struct {
 	Loss, ClipFrac, ApproxKL float64
 }
 
+// AggregationWeights returns the share of the loss that Update gives each position of mask (one row
+// per sequence, 1 on the positions the loss covers, rows of any length) under aggregation
+// "token_mean" (every covered position alike) or "seq_mean_token_mean" (every sequence alike, and its
+// positions alike within it). The shares sum to 1 when every row covers a position; a row that covers
+// none still counts among the sequences that seq_mean_token_mean averages over.
+func AggregationWeights(mask [][]float32, aggregation string) ([][]float32, error) {
+	T := 0
+	for _, row := range mask {
+		T = max(T, len(row))
+	}
+	flat := make([]float32, len(mask)*T)
+	for b, row := range mask {
+		copy(flat[b*T:], row)
+	}
+	w, err := aggregationWeights(padded{B: len(mask), T: T, Bp: len(mask), Tp: T}, flat, aggregation)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]float32, len(mask))
+	for b, row := range mask {
+		out[b] = w[b*T : b*T+len(row) : b*T+len(row)]
+	}
+	return out, nil
+}
+
 // aggregationWeights returns each padded token's share of the aggregated loss.
 func aggregationWeights(p padded, mask []float32, aggregation string) ([]float32, error) {
 	w := make([]float32, len(mask))

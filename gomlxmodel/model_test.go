@@ -270,3 +270,31 @@ func TestCopyParams(t *testing.T) {
 		t.Errorf("CopyParams from itself = %v, %v; want nothing copied and no error", copied, err)
 	}
 }
+
+func TestAggregationWeights(t *testing.T) {
+	mask := [][]float32{{1, 1, 1, 0}, {1}, {0, 0}}
+	tests := []struct {
+		aggregation string
+		want        [][]float32
+	}{
+		{"token_mean", [][]float32{{0.25, 0.25, 0.25, 0}, {0.25}, {0, 0}}},
+		// Three rows, one empty: each counts in the mean, as torch's clamp(min=1) makes it.
+		{"seq_mean_token_mean", [][]float32{{1.0 / 9, 1.0 / 9, 1.0 / 9, 0}, {1.0 / 3}, {0, 0}}},
+	}
+	for _, tc := range tests {
+		got, err := AggregationWeights(mask, tc.aggregation)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for b := range tc.want {
+			for j := range tc.want[b] {
+				if math.Abs(float64(got[b][j]-tc.want[b][j])) > 1e-7 {
+					t.Errorf("%s: weights %v, want %v", tc.aggregation, got, tc.want)
+				}
+			}
+		}
+	}
+	if _, err := AggregationWeights(mask, "sum"); err == nil {
+		t.Error("unknown aggregation: no error")
+	}
+}

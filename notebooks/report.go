@@ -169,6 +169,9 @@ func AuxLines() []AuxLine {
 		"penalty 0.05  turns by 10-step window: 3.52 3.30 2.95 2.82") // C8 train pass 0.67 − 0.05 × 2.82 = C13's 0.529
 	add("penalty 0.3 windows", "12.3", "penalty 0.3 turns by 10-step window: {N} {N} {N} {N}",
 		"penalty 0.3   turns by 10-step window: 1.82 1.02 1.01 1.01")
+	// §12.6: the policy tokens behind C30's token_mean share.
+	add("policy tokens", "12.6", "policy tokens of these episodes: {N} single-turn of {N}",
+		"policy tokens of these episodes: 76 single-turn of 400")
 	// §12.7: the step-0 batch behind C31 and C33 (the calibration gate's statistics), and the never-submit run's
 	// extremes over the steps its rules name (the book's lines print every fifth step).
 	add("step-0 batch", "12.7", "step-0 batch: {N} of {N} episodes pass, {N} submit, {N} make a malformed call | turns {N}, reads {N} per episode",
@@ -721,7 +724,9 @@ func BookLines() []BookLine {
 			c.check("1", "seq_mean share = 0.50", c.v(2) == 0.5)
 			c.near("2", "token_mean share", c.v(1), 0.19, 0.05)
 			c.check("3", "token_mean share < 0.5", c.v(1) < 0.5)
-		}, "token_mean share = Σ single-turn policy tokens / Σ all policy tokens")
+			c.check("1", "token_mean share = Σ single-turn policy tokens / Σ all policy tokens (to display rounding)",
+				math.Abs(c.v(1)-c.aux("policy tokens", 0)/c.aux("policy tokens", 1)) <= r2+1e-9)
+		}, "")
 
 	// §12.7: design problems.
 	add("C31", "12.7", "starting policy: pass 0.17, turns 3.64 -> attempt worth -0.92; submit at once worth -0.30",

@@ -10,7 +10,8 @@ import (
 // that exactly the named check of the named line fails, and its boundary twin, just inside the threshold, passes.
 // The audit of report.go found that most of these checks had no failing test case.
 
-// ruleEdit is one minimal perturbation of a book line: the substring Old of the book's line ID becomes New.
+// ruleEdit is one minimal perturbation of a book line (or an auxiliary line's example): the substring Old of
+// line ID becomes New.
 type ruleEdit struct{ ID, Old, New string }
 
 // rulePerturbed returns the replacement lines of bookSections for the edits; Old must occur exactly once in the book's
@@ -20,6 +21,9 @@ func rulePerturbed(t *testing.T, edits ...ruleEdit) map[string]string {
 	book := map[string]string{}
 	for _, bl := range BookLines() {
 		book[bl.ID] = bl.Book
+	}
+	for _, al := range AuxLines() {
+		book[al.ID] = al.Example
 	}
 	out := map[string]string{}
 	for _, e := range edits {
@@ -59,6 +63,9 @@ func ruleEval(t *testing.T, edits []ruleEdit) *Report {
 	t.Helper()
 	rep := Evaluate(bookSections(rulePerturbed(t, edits...)))
 	for _, e := range edits {
+		if _, aux := rep.aux[e.ID]; aux {
+			continue
+		}
 		if r := rep.byID[e.ID]; r == nil || !r.Found {
 			t.Fatalf("%s: perturbed line does not parse", e.ID)
 		}
@@ -157,7 +164,9 @@ func TestRuleGatingChecksFail(t *testing.T) {
 			{"C28", "single-turn pass 0.000", "single-turn pass 0.050"}, {"C29", "single-turn pass 0.256", "single-turn pass 0.149"}}, nil},
 		{"C29 single-turn reads", "C29", "single-turn reads", []ruleEdit{{"C29", "(reads 0.03)", "(reads 0.11)"}}, nil},
 		{"C30 episode share", "C30", "episode share", []ruleEdit{{"C30", "episodes 0.50", "episodes 0.51"}}, nil},
-		{"C30 token_mean share", "C30", "token_mean share <", []ruleEdit{{"C30", "token_mean 0.19", "token_mean 0.50"}}, nil},
+		{"C30 token_mean share", "C30", "token_mean share <", []ruleEdit{{"C30", "token_mean 0.19", "token_mean 0.50"},
+			{"policy tokens", "76 single-turn", "200 single-turn"}}, nil},
+		{"C30 token_mean share off the token count", "C30", "Σ single-turn policy tokens", []ruleEdit{{"C30", "token_mean 0.19", "token_mean 0.25"}}, nil},
 
 		// §12.7 design problems.
 		{"C44 turns below C43 + 0.8", "C44", "turns ≥ 5.3", []ruleEdit{{"C44", "turns 5.84", "turns 5.30"}}, nil},
@@ -240,7 +249,8 @@ func TestRuleBoundaries(t *testing.T) {
 		{"C27 floor 0.005", "C27", "malformed per turn ≥", []ruleEdit{{"C26", "0.0189", "0.0080"}, {"C27", "0.0138", "0.0050"}}},
 		{"C29 single-turn pass C28's + 0.10", "C29", "single-turn pass ≥ C28", []ruleEdit{{"C29", "single-turn pass 0.256", "single-turn pass 0.100"}}},
 		{"C29 single-turn reads 0.10", "C29", "single-turn reads", []ruleEdit{{"C29", "(reads 0.03)", "(reads 0.10)"}}},
-		{"C30 token_mean share 0.49", "C30", "token_mean share <", []ruleEdit{{"C30", "token_mean 0.19", "token_mean 0.49"}}},
+		{"C30 token_mean share 0.49", "C30", "token_mean share <", []ruleEdit{{"C30", "token_mean 0.19", "token_mean 0.49"},
+			{"policy tokens", "76 single-turn", "196 single-turn"}}},
 		{"C44 turns C43's + 0.8", "C44", "turns ≥ 5.3", []ruleEdit{{"C44", "turns 5.84", "turns 5.31"}}},
 		{"C44 turns 5.3", "C44", "turns ≥ 5.3", []ruleEdit{{"C43", "turns 4.51", "turns 4.10"}, {"C44", "turns 5.84", "turns 5.30"}}},
 	} {
