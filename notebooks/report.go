@@ -86,6 +86,9 @@ type LineResult struct {
 	Ours   string    // our printed line ("" if missing)
 	Values []float64 // values extracted from it
 	Found  bool
+	// Again holds further lines of the section that match the book line's template: the report would read
+	// the first of several, so any is a failure.
+	Again  []string
 	Gates  bool // the line's absence fails the test (its notebook exists and is not a draft)
 	Checks []Check
 }
@@ -218,10 +221,14 @@ func Evaluate(sections map[string]SectionOutput) *Report {
 		sec := sections[bl.Section]
 		r.Gates = sec.Exists && !sec.Draft
 		for _, line := range sec.Lines {
-			if m := bl.re.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+			m := bl.re.FindStringSubmatch(strings.TrimSpace(line))
+			switch {
+			case m == nil:
+			case r.Found:
+				r.Again = append(r.Again, strings.TrimSpace(line))
+			default:
 				r.Ours, r.Found = strings.TrimSpace(line), true
 				r.Values = parseValues(m[1:])
-				break
 			}
 		}
 		rep.Lines = append(rep.Lines, r)
@@ -303,6 +310,10 @@ func (rep *Report) Failures() []string {
 		out = append(out, fmt.Sprintf("auxiliary line %q (§%s) not printed, e.g. %q", al.ID, al.Section, al.Example))
 	}
 	for _, r := range rep.Lines {
+		if len(r.Again) > 0 {
+			out = append(out, fmt.Sprintf("%s (§%s): printed %d times, ambiguous: %q and %q", r.ID, r.Section,
+				len(r.Again)+1, r.Ours, r.Again))
+		}
 		if !r.Failed() {
 			continue
 		}

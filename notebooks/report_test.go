@@ -341,3 +341,19 @@ func TestAuxiliaryLines(t *testing.T) {
 		t.Errorf("C36 with a gap of 0.06 at step 16: soft check failed %v, line failed %v", soft, r.Failed())
 	}
 }
+
+// TestDuplicateLines checks that a book line printed twice in its section is a failure: the report would read
+// the first and silently ignore the other.
+func TestDuplicateLines(t *testing.T) {
+	secs := bookSections(nil)
+	so := secs["12.3"]
+	so.Lines = append(so.Lines, "penalty 0.3   |         0.500   0.00   0.00   0.00   1.00 | -0.302")
+	secs["12.3"] = so
+	f := strings.Join(Evaluate(secs).Failures(), "\n")
+	if !strings.Contains(f, "C14 (§12.3): printed 2 times") {
+		t.Errorf("C14 printed twice: failures %q", f)
+	}
+	if f := Evaluate(bookSections(nil)).Failures(); len(f) != 0 {
+		t.Errorf("the book's lines: %v", f)
+	}
+}
