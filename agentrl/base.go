@@ -230,14 +230,15 @@ func (c BaseConfig) Demonstrations(tasks []Task, tok *Tokenizer) ([]Trajectory, 
 // the policy tokens of c.BatchSize demonstrations drawn at random, the learning rate decaying linearly from
 // c.LR to c.LR/10.
 func TrainBase(tasks []Task, tok *Tokenizer, c BaseConfig) (*gomlxmodel.Model, error) {
-	return trainBase(tasks, tok, c, nil)
-}
-
-// trainBase is TrainBase, resumed from the progress res holds and saving its progress there.
-func trainBase(tasks []Task, tok *Tokenizer, c BaseConfig, res *resumer) (*gomlxmodel.Model, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	return trainBase(tasks, tok, c, nil)
+}
+
+// trainBase is TrainBase, resumed from the progress res holds and saving its progress there. c is valid (its
+// callers, TrainBase and BaseFrom, validate it).
+func trainBase(tasks []Task, tok *Tokenizer, c BaseConfig, res *resumer) (*gomlxmodel.Model, error) {
 	demos, err := c.Demonstrations(tasks, tok)
 	if err != nil {
 		return nil, fmt.Errorf("base agent: %w", err)

@@ -51,9 +51,7 @@ func (d *Decoder) Rows() int { return d.nRows }
 // returns an error; Feed, ResetRow and Len still work on the queues, and the model is not affected.
 // Close is idempotent.
 func (d *Decoder) Close() {
-	for _, t := range d.caches {
-		_ = t.FinalizeAll()
-	}
+	freeTensors(d.caches)
 	d.caches = nil
 }
 
