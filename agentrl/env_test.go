@@ -250,12 +250,19 @@ func TestLoggedEnvAndLogByStep(t *testing.T) {
 	if len(log) != 5 || log[2].Stop != StopSubmitted || log[4].Stop != StopTruncated {
 		t.Fatalf("log %+v", log)
 	}
-	steps, err := LogByStep([]int{2, 3}, log)
+	history := func(episodes ...int) []StepStats {
+		h := make([]StepStats, len(episodes))
+		for k, n := range episodes {
+			h[k] = StepStats{Step: k, Stats: Stats{Episodes: n}}
+		}
+		return h
+	}
+	steps, err := LogByStep(history(2, 3), log)
 	if err != nil || len(steps) != 2 || len(steps[0]) != 2 || len(steps[1]) != 3 || steps[1][2].Stop != StopTruncated {
 		t.Errorf("LogByStep: %v %v", steps, err)
 	}
-	for _, bad := range [][]int{{2, 2}, {6}, {-1, 6}} {
-		if _, err := LogByStep(bad, log); err == nil {
+	for _, bad := range [][]int{{2, 2}, {6}, {-1, 6}, {2, 3, 1}} {
+		if _, err := LogByStep(history(bad...), log); err == nil {
 			t.Errorf("LogByStep(%v): no error", bad)
 		}
 	}

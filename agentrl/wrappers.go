@@ -47,11 +47,12 @@ func (l LoggedEnv) Stop(reason string) (float64, Info) {
 }
 
 // LogByStep is arl.log_by_step: it splits a run's flat env log into one slice per training step, step k holding
-// the next episodesPerStep[k] infos. The counts must add up to len(log).
-func LogByStep(episodesPerStep []int, log []Info) ([][]Info, error) {
-	out := make([][]Info, len(episodesPerStep))
+// the next history[k].Episodes infos. The steps' episodes must add up to len(log).
+func LogByStep(history []StepStats, log []Info) ([][]Info, error) {
+	out := make([][]Info, len(history))
 	at := 0
-	for k, n := range episodesPerStep {
+	for k, h := range history {
+		n := h.Episodes
 		if n < 0 || at+n > len(log) {
 			return nil, fmt.Errorf("log by step: step %d needs %d episodes, %d left in the log", k, n, len(log)-at)
 		}
@@ -59,7 +60,7 @@ func LogByStep(episodesPerStep []int, log []Info) ([][]Info, error) {
 		at += n
 	}
 	if at != len(log) {
-		return nil, fmt.Errorf("log by step: %d steps hold %d episodes, the log has %d", len(episodesPerStep), at, len(log))
+		return nil, fmt.Errorf("log by step: %d steps hold %d episodes, the log has %d", len(history), at, len(log))
 	}
 	return out, nil
 }

@@ -340,11 +340,7 @@ func (l lab) runSeed(seed uint64) (outcome, error) {
 // malformedPerTurn returns the malformed calls per turn of a run's logged episodes in steps 0–4 and 35–39, each
 // window's calls pooled as 12.5 does (all malformed calls over all turns of the window).
 func malformedPerTurn(run *agentrl.Run) (start, end float64, err error) {
-	perStep := make([]int, len(run.History))
-	for i, h := range run.History {
-		perStep[i] = h.Episodes
-	}
-	steps, err := agentrl.LogByStep(perStep, run.Log)
+	steps, err := agentrl.LogByStep(run.History, run.Log)
 	if err != nil {
 		return 0, 0, err
 	}
