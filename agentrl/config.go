@@ -3,6 +3,7 @@ package agentrl
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
 // Loss aggregation modes of RLConfig.LossMode (the book's loss_mode).
@@ -83,13 +84,13 @@ func (c RLConfig) Validate() error {
 	check(c.MaxEdits < 0, "MaxEdits = %d, want >= 0", c.MaxEdits)
 	check(c.PromptsPerStep < 1, "PromptsPerStep = %d, want >= 1", c.PromptsPerStep)
 	check(c.GroupSize < 1, "GroupSize = %d, want >= 1", c.GroupSize)
-	check(!(c.Temperature > 0), "Temperature = %g, want > 0", c.Temperature)
+	check(!(c.Temperature > 0) || math.IsInf(c.Temperature, 0), "Temperature = %g, want > 0", c.Temperature)
 	check(c.LossMode != TokenMean && c.LossMode != SeqMeanTokenMean, "LossMode = %q, want %q or %q", c.LossMode, TokenMean, SeqMeanTokenMean)
-	check(!(c.LR > 0), "LR = %g, want > 0", c.LR)
-	check(c.ClipEps < 0, "ClipEps = %g, want >= 0", c.ClipEps)
+	check(!(c.LR > 0) || math.IsInf(c.LR, 0), "LR = %g, want > 0", c.LR)
+	check(!(c.ClipEps >= 0) || math.IsInf(c.ClipEps, 0), "ClipEps = %g, want >= 0", c.ClipEps)
 	check(c.Epochs < 1, "Epochs = %d, want >= 1", c.Epochs)
 	check(c.Minibatches < 1, "Minibatches = %d, want >= 1", c.Minibatches)
-	check(c.MaxGradNorm < 0, "MaxGradNorm = %g, want >= 0", c.MaxGradNorm)
+	check(!(c.MaxGradNorm >= 0) || math.IsInf(c.MaxGradNorm, 0), "MaxGradNorm = %g, want >= 0 (0: no clipping)", c.MaxGradNorm)
 	if _, err := c.Reward.Func(); err != nil {
 		errs = append(errs, fmt.Errorf("Reward: %w", err))
 	}

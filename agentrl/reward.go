@@ -1,6 +1,9 @@
 package agentrl
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Stop reasons of Info.Stop.
 const (
@@ -56,6 +59,15 @@ func MakeReward(kind string, opt RewardOptions) (RewardFunc, error) {
 	}
 	if opt.FreeCalls < 0 {
 		return nil, fmt.Errorf("make reward: %d free calls, want >= 0", opt.FreeCalls)
+	}
+	for _, o := range []struct {
+		name string
+		v    float64
+	}{{"step penalty", opt.StepPenalty}, {"wrong submit", opt.WrongSubmit}, {"invalid penalty", opt.InvalidPenalty},
+		{"unsubmitted", opt.Unsubmitted}} {
+		if math.IsNaN(o.v) || math.IsInf(o.v, 0) {
+			return nil, fmt.Errorf("make reward: %s %g, want a finite number", o.name, o.v)
+		}
 	}
 	return func(i Info) float64 {
 		r := 0.0

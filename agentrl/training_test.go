@@ -143,21 +143,36 @@ func TestSampleNext(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	bad := []func(*RLConfig){
-		func(c *RLConfig) { c.MaxTurns = 0 },
-		func(c *RLConfig) { c.MaxEdits = -1 },
-		func(c *RLConfig) { c.LossMode = "mean" },
-		func(c *RLConfig) { c.Temperature = 0 },
-		func(c *RLConfig) { c.Reward.Kind = "visible-ish" },
+	nan, inf := math.NaN(), math.Inf(1)
+	bad := []struct {
+		name  string
+		set   func(*RLConfig)
+		field string // named in the error
+	}{
+		{"no turns", func(c *RLConfig) { c.MaxTurns = 0 }, "MaxTurns"},
+		{"negative edits", func(c *RLConfig) { c.MaxEdits = -1 }, "MaxEdits"},
+		{"unknown loss mode", func(c *RLConfig) { c.LossMode = "mean" }, "LossMode"},
+		{"zero temperature", func(c *RLConfig) { c.Temperature = 0 }, "Temperature"},
+		{"infinite temperature", func(c *RLConfig) { c.Temperature = inf }, "Temperature"},
+		{"NaN learning rate", func(c *RLConfig) { c.LR = nan }, "LR"},
+		{"infinite learning rate", func(c *RLConfig) { c.LR = inf }, "LR"},
+		{"NaN clip", func(c *RLConfig) { c.ClipEps = nan }, "ClipEps"},
+		{"NaN gradient-norm clip", func(c *RLConfig) { c.MaxGradNorm = nan }, "MaxGradNorm"},
+		{"negative gradient-norm clip", func(c *RLConfig) { c.MaxGradNorm = -1 }, "MaxGradNorm"},
+		{"unknown reward", func(c *RLConfig) { c.Reward.Kind = "visible-ish" }, "unknown kind"},
+		{"NaN step penalty", func(c *RLConfig) { c.Reward.StepPenalty = nan }, "step penalty"},
+		{"infinite wrong-submit reward", func(c *RLConfig) { c.Reward.WrongSubmit = -inf }, "wrong submit"},
+		{"NaN invalid penalty", func(c *RLConfig) { c.Reward.InvalidPenalty = nan }, "invalid penalty"},
+		{"NaN unsubmitted reward", func(c *RLConfig) { c.Reward.Unsubmitted = nan }, "unsubmitted"},
 	}
 	if err := DefaultRLConfig().Validate(); err != nil {
 		t.Fatal(err)
 	}
-	for i, f := range bad {
+	for _, tc := range bad {
 		c := DefaultRLConfig()
-		f(&c)
-		if c.Validate() == nil {
-			t.Errorf("case %d: invalid config accepted", i)
+		tc.set(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("%s: Validate() = %v, want an error naming %s", tc.name, err, tc.field)
 		}
 	}
 }
@@ -544,12 +559,15 @@ func TestTrainCredit(t *testing.T) {
 		tasks  []Task
 		cfg    RLConfig
 		scheme string
+		lambda float64
 	}{
-		{"unknown scheme", train, cfg, "episode"},
-		{"fewer tasks than prompts per step", train[:1], cfg, "token"},
-		{"invalid config", train, bad, "turn"},
+		{"unknown scheme", train, cfg, "episode", 0.95},
+		{"fewer tasks than prompts per step", train[:1], cfg, "token", 0.95},
+		{"invalid config", train, bad, "turn", 0.95},
+		{"lambda above 1", train, cfg, "token", 1.5},
+		{"NaN lambda", train, cfg, "turn", math.NaN()},
 	} {
-		if _, err := TrainCredit(base, critic, tc.tasks, tok, tc.cfg, tc.scheme, 2, 0.95); err == nil {
+		if _, err := TrainCredit(base, critic, tc.tasks, tok, tc.cfg, tc.scheme, 2, tc.lambda); err == nil {
 			t.Errorf("%s: no error", tc.name)
 		}
 	}
