@@ -326,8 +326,8 @@ func Fingerprint(m *gomlxmodel.Model) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
-// backendName names the GoMLX backend in use and its update layout (results are bit-identical only on
-// the same backend with the same layout).
+// backendName names the GoMLX backend in use, its update layout and, on XLA, the processor and XLA_FLAGS
+// (results are bit-identical only where all of them agree: gomlxmodel.Numerics).
 func backendName() string {
 	name, err := gomlxmodel.Numerics()
 	if err != nil {

@@ -2,6 +2,7 @@ package gomlxmodel
 
 import (
 	"fmt"
+	"os"
 	"slices"
 )
 
@@ -209,17 +210,25 @@ func packedKind(kind string, packed bool) string {
 	return kind
 }
 
-// Numerics names what decides the bits of this package's results in this process: the backend and,
-// where updates pack their rows, how their graphs differ from the padded ones (each changes the order
-// of floating-point sums): packed rows, queries of the last block at read positions only, and
-// block-causal attention. Result caches key on it.
+// Numerics names what decides the bits of this package's results in this process: the backend; where
+// updates pack their rows, how their graphs differ from the padded ones (each changes the order of
+// floating-point sums): packed rows, queries of the last block at read positions only, and
+// block-causal attention; and, on a backend other than the pure-Go one, the Processor its code is
+// compiled for and the XLA_FLAGS it is compiled with. Result caches key on it.
 func Numerics() (string, error) {
 	b, err := Backend()
 	if err != nil {
 		return "", err
 	}
+	name := b.Name()
 	if packUpdates() {
-		return b.Name() + "/packed-updates/read-queries/block-causal", nil
+		name += "/packed-updates/read-queries/block-causal"
 	}
-	return b.Name(), nil
+	if !pureGoBackend() {
+		name += "/cpu=" + Processor()
+		if flags := os.Getenv("XLA_FLAGS"); flags != "" {
+			name += "/XLA_FLAGS=" + flags
+		}
+	}
+	return name, nil
 }

@@ -424,15 +424,18 @@ func (r *Runner) Check(ctx context.Context, path, outDir string, s *Sanitizer) (
 	return res, nil
 }
 
-// backendNote returns a line explaining differing outputs when the models did not run on XLA (backend names
-// what they ran on, or err says why there is none), since the committed outputs are the XLA backend's; "" on XLA.
+// backendNote returns a line explaining differing outputs (backend names what the models ran on, or err says
+// why there is none): the committed outputs are the XLA backend's, and XLA compiles for the processor it runs
+// on, so they reproduce only on the kind of processor that executed them (gomlxmodel.Processor).
 func backendNote(backend string, err error) string {
 	const xla = "but the committed outputs are the XLA backend's, whose numbers differ"
 	switch {
 	case err != nil:
 		return fmt.Sprintf("note: no GoMLX backend here (%v); the committed outputs are the XLA backend's", err)
 	case backend == "xla":
-		return ""
+		return fmt.Sprintf("note: the models ran on XLA, which compiles for the processor it runs on (here %s): "+
+			"on another kind of processor than the one that executed the committed outputs, runs can diverge "+
+			"(README, Backend)", gomlxmodel.Processor())
 	case os.Getenv("GOMLX_BACKEND") != "":
 		return fmt.Sprintf("note: the models ran on the %s backend (GOMLX_BACKEND=%s), %s: unset GOMLX_BACKEND",
 			backend, os.Getenv("GOMLX_BACKEND"), xla)
