@@ -80,6 +80,7 @@ type outcome struct {
 	turns3Reward                 float64       // its batch reward, mean of steps 30-39
 	penalty                      agentrl.Stats // §12.3 penalty 0.3 row (held_out)
 	penaltyReward                float64       // its batch reward, mean of steps 30-39
+	penaltyWindows               [4]float64    // §12.7 its turns per episode by 10-step window
 	allowance, ramped            agentrl.Stats // §12.7's remedies (ours): first 3 calls free; cost ramped 0 → 0.3
 	neverSubmit                  []float64     // §12.7 never-submit run (wrong submission −1): submit rate per step
 	fixedSubmit                  []float64     // the same with running out of turns scored −1 (the fix): submit rate per step
@@ -105,6 +106,10 @@ var checks = []check{
 	{"C14", "cost 0.3: submits at once (pass ≤ 0.01, reads/tests/edits ≤ 0.02, turns 1–1.05, reward −0.32 to −0.29)", func(o outcome) bool {
 		s, r := o.penalty, o.penaltyReward
 		return s.PassRate <= 0.01 && max(s.Reads, s.Tests, s.Edits) <= 0.02 && s.Turns >= 1 && s.Turns <= 1.05 && r >= -0.32 && r <= -0.29
+	}},
+	{"C32", "cost 0.3: turns by 10-step window, the first in [1.2, 2.6], the others ≤ 1.10, the last within 0.05 of C14's held-out turns", func(o outcome) bool {
+		w := o.penaltyWindows
+		return w[0] >= 1.2 && w[0] <= 2.6 && max(w[1], w[2], w[3]) <= 1.10 && math.Abs(w[3]-o.penalty.Turns) <= 0.05
 	}},
 	{"C34", "never-submit run stalls: min submit rate over steps 5–15 ≤ 0.30 and ≤ step 0's − 0.30", func(o outcome) bool {
 		low := slices.Min(o.neverSubmit[5:16])
@@ -228,6 +233,8 @@ func run(baseCfg agentrl.BaseConfig, seeds, sampling []uint64) error {
 		fmt.Printf("  cost 0.3      held-out pass / reads / turns: constant %.3f / %.2f / %.2f; 3 free calls %.3f / %.2f / %.2f; ramped %.3f / %.2f / %.2f\n",
 			o.penalty.PassRate, o.penalty.Reads, o.penalty.Turns, o.allowance.PassRate, o.allowance.Reads, o.allowance.Turns,
 			o.ramped.PassRate, o.ramped.Reads, o.ramped.Turns)
+		fmt.Printf("  cost 0.3      turns by 10-step window: %.2f %.2f %.2f %.2f\n",
+			o.penaltyWindows[0], o.penaltyWindows[1], o.penaltyWindows[2], o.penaltyWindows[3])
 		fmt.Printf("  never submit  submit rate at steps 0, 5, 10, 15: %.2f %.2f %.2f %.2f (lowest in 5–15: %.2f)\n",
 			o.neverSubmit[0], o.neverSubmit[5], o.neverSubmit[10], o.neverSubmit[15], slices.Min(o.neverSubmit[5:16]))
 		fmt.Printf("  fixed         the same with running out of turns scored −1: %.2f %.2f %.2f %.2f (lowest in 5–15: %.2f)\n",
@@ -441,6 +448,9 @@ func (l lab) costRemedies(o *outcome, cfg agentrl.RLConfig) error {
 		return err
 	}
 	o.penaltyReward = mean(constant.History[30:40], func(s agentrl.Stats) float64 { return s.Reward })
+	for w := range o.penaltyWindows {
+		o.penaltyWindows[w] = mean(constant.History[10*w:10*w+10], func(s agentrl.Stats) float64 { return s.Turns })
+	}
 	never := cfg
 	never.Reward.WrongSubmit = -1
 	fixed := never

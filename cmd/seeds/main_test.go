@@ -81,6 +81,31 @@ func TestContextChecks(t *testing.T) {
 	}
 }
 
+// TestPenaltyWindows holds C32's check to each part of its rule, from the book's windows and C14's turns.
+func TestPenaltyWindows(t *testing.T) {
+	tests := []struct {
+		name    string
+		windows [4]float64
+		turns   float64 // C14's held-out turns
+		holds   bool
+	}{
+		{"book", [4]float64{1.82, 1.02, 1.01, 1.01}, 1.00, true},
+		{"first window at its upper edge", [4]float64{2.6, 1.02, 1.01, 1.01}, 1.00, true},
+		{"first window too short", [4]float64{1.15, 1.02, 1.01, 1.01}, 1.00, false},
+		{"first window too long", [4]float64{2.7, 1.02, 1.01, 1.01}, 1.00, false},
+		{"a later window at 1.10", [4]float64{1.82, 1.02, 1.10, 1.01}, 1.00, true},
+		{"a later window above 1.10", [4]float64{1.82, 1.02, 1.16, 1.02}, 1.00, false},
+		{"last window away from C14", [4]float64{1.82, 1.02, 1.01, 1.01}, 1.07, false},
+	}
+	for _, tc := range tests {
+		var o outcome
+		o.penaltyWindows, o.penalty.Turns = tc.windows, tc.turns
+		if got := checkByID(t, "C32").holds(o); got != tc.holds {
+			t.Errorf("%s: C32 holds = %v, want %v", tc.name, got, tc.holds)
+		}
+	}
+}
+
 // TestMalformedPerTurn checks that each window pools its calls, as 12.5 prints them: a step of many turns weighs
 // more than one of few.
 func TestMalformedPerTurn(t *testing.T) {
