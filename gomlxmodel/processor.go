@@ -15,11 +15,13 @@ import (
 // widths and, unless told otherwise, approximations of math functions (rsqrt, exp) by processor, so one
 // seed's XLA results are bit-identical on one kind of processor but may differ in the last bits on
 // another, and a sampled run then diverges. Measured: the committed notebooks' runs reproduce on the
-// project's earlier machines and diverge after 20–30 training steps on an AVX-512/AMX Xeon; the XLA flags
-// --xla_cpu_max_isa, --xla_cpu_prefer_vector_width and --xla_cpu_enable_platform_dependent_math each
-// change the bits there, and no setting reproduced the earlier machines' runs. The pure-Go backend
-// depends on the processor far less: at Go's default GOAMD64=v1 the compiler fuses no multiply-adds,
-// and math.Exp differs only between processors with and without AVX and FMA.
+// project's earlier machines and diverge after 20–30 training steps on an AVX-512/AMX Xeon. There,
+// XLA_FLAGS=--xla_cpu_max_isa=AVX2 or --xla_cpu_prefer_vector_width=256 leave the bits as they are,
+// --xla_cpu_enable_platform_dependent_math=false changes them (and then a narrower vector width changes
+// them again), and no setting reproduced the earlier machines' runs. The pure-Go backend depends on the
+// processor far less (at Go's default GOAMD64=v1 the compiler fuses no multiply-adds; math.Exp differs
+// only between processors with and without AVX and FMA): its whole chapter printed the same numbers on
+// that Xeon as on an earlier machine.
 func Processor() string {
 	var parts []string
 	if id := cpuinfo("vendor_id", "cpu family", "model"); id != "" {
