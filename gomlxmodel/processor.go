@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/cpu"
 )
@@ -12,7 +13,7 @@ import (
 // Processor describes the processor this process runs on, as far as it can decide the bits of code that
 // XLA compiles for it: the vendor, family and model (from /proc/cpuinfo where there is one), the
 // architecture and the vector extensions present. XLA's CPU compiler targets the host: it picks vector
-// widths and, unless told otherwise, approximations of math functions (rsqrt, exp) by processor, so one
+// widths and, unless told otherwise, approximations of math functions (such as rsqrt) by processor, so one
 // seed's XLA results are bit-identical on one kind of processor but may differ in the last bits on
 // another, and a sampled run then diverges. Measured: the committed notebooks' runs reproduce on the
 // project's earlier machines and diverge after 20–30 training steps on an AVX-512/AMX Xeon. There,
@@ -21,8 +22,13 @@ import (
 // them again), and no setting reproduced the earlier machines' runs. The pure-Go backend depends on the
 // processor far less (at Go's default GOAMD64=v1 the compiler fuses no multiply-adds; math.Exp differs
 // only between processors with and without AVX and FMA): its whole chapter printed the same numbers on
-// that Xeon as on an earlier machine.
-func Processor() string {
+// that Xeon as on an earlier machine. It is read once per process.
+func Processor() string { return processorOnce() }
+
+var processorOnce = sync.OnceValue(describeProcessor)
+
+// describeProcessor is Processor, uncached.
+func describeProcessor() string {
 	var parts []string
 	if id := cpuinfo("vendor_id", "cpu family", "model"); id != "" {
 		parts = append(parts, id)
