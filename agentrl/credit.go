@@ -52,6 +52,9 @@ func TrainCredit(base *gomlxmodel.Model, critic *gomlxmodel.Critic, tasks []Task
 	if scheme != "token" && scheme != "turn" {
 		return nil, fmt.Errorf("train_credit: scheme %q, want \"token\" or \"turn\"", scheme)
 	}
+	if !(lambda >= 0 && lambda <= 1) {
+		return nil, fmt.Errorf("train_credit: lambda %g, want a number in [0, 1]", lambda)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

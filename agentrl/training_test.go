@@ -559,12 +559,15 @@ func TestTrainCredit(t *testing.T) {
 		tasks  []Task
 		cfg    RLConfig
 		scheme string
+		lambda float64
 	}{
-		{"unknown scheme", train, cfg, "episode"},
-		{"fewer tasks than prompts per step", train[:1], cfg, "token"},
-		{"invalid config", train, bad, "turn"},
+		{"unknown scheme", train, cfg, "episode", 0.95},
+		{"fewer tasks than prompts per step", train[:1], cfg, "token", 0.95},
+		{"invalid config", train, bad, "turn", 0.95},
+		{"lambda above 1", train, cfg, "token", 1.5},
+		{"NaN lambda", train, cfg, "turn", math.NaN()},
 	} {
-		if _, err := TrainCredit(base, critic, tc.tasks, tok, tc.cfg, tc.scheme, 2, 0.95); err == nil {
+		if _, err := TrainCredit(base, critic, tc.tasks, tok, tc.cfg, tc.scheme, 2, tc.lambda); err == nil {
 			t.Errorf("%s: no error", tc.name)
 		}
 	}

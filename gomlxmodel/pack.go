@@ -3,6 +3,7 @@ package gomlxmodel
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 )
 
@@ -213,8 +214,10 @@ func packedKind(kind string, packed bool) string {
 // Numerics names what decides the bits of this package's results in this process: the backend; where
 // updates pack their rows, how their graphs differ from the padded ones (each changes the order of
 // floating-point sums): packed rows, queries of the last block at read positions only, and
-// block-causal attention; and, on a backend other than the pure-Go one, the Processor its code is
-// compiled for and the XLA_FLAGS it is compiled with. Result caches key on it.
+// block-causal attention; on the pure-Go backend, the architecture (Go fuses multiply-adds on some, such
+// as arm64, and not on amd64); on another backend, the Processor its code is compiled for and the
+// XLA_FLAGS it is compiled with. Result caches key on it, and the notebook harness compares executed
+// outputs exactly only with outputs committed under the same Numerics.
 func Numerics() (string, error) {
 	b, err := Backend()
 	if err != nil {
@@ -224,7 +227,9 @@ func Numerics() (string, error) {
 	if packUpdates() {
 		name += "/packed-updates/read-queries/block-causal"
 	}
-	if !pureGoBackend() {
+	if pureGoBackend() {
+		name += "/arch=" + runtime.GOARCH
+	} else {
 		name += "/cpu=" + Processor()
 		if flags := os.Getenv("XLA_FLAGS"); flags != "" {
 			name += "/XLA_FLAGS=" + flags

@@ -17,7 +17,7 @@ func TestProcessor(t *testing.T) {
 }
 
 // TestNumericsNamesProcessor: results computed on XLA are keyed on the processor and XLA_FLAGS (XLA compiles
-// for the host), those of the pure-Go backend are not.
+// for the host), those of the pure-Go backend on the architecture only.
 func TestNumericsNamesProcessor(t *testing.T) {
 	n, err := Numerics()
 	if err != nil {
@@ -25,5 +25,8 @@ func TestNumericsNamesProcessor(t *testing.T) {
 	}
 	if got, want := strings.Contains(n, "/cpu="+Processor()), !pureGoBackend(); got != want {
 		t.Errorf("Numerics() = %q: names the processor %v, want %v", n, got, want)
+	}
+	if got, want := strings.HasSuffix(n, "/arch="+runtime.GOARCH), pureGoBackend(); got != want {
+		t.Errorf("Numerics() = %q: names the architecture %v, want %v", n, got, want)
 	}
 }

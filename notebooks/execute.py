@@ -1,13 +1,15 @@
 """Execute one notebook with the GoNB kernel through nbclient (run by the Python that owns jupyter).
 
-usage: python3 execute.py SRC DST KERNEL_CWD CELL_TIMEOUT_S STARTUP_TIMEOUT_S
+usage: python3 execute.py SRC DST KERNEL_CWD CELL_TIMEOUT_S STARTUP_TIMEOUT_S [PROVENANCE_JSON]
 
-The kernel runs in KERNEL_CWD, which GoNB exports to cells as GONB_DIR. Errors are kept as outputs
+The kernel runs in KERNEL_CWD, which GoNB exports to cells as GONB_DIR. PROVENANCE_JSON, if given, is stored as
+the notebook's metadata "agentrl" (what computed the outputs). Errors are kept as outputs
 (allow_errors) so every cell runs; the Go harness judges the result. Per-cell progress goes to stderr as
 "nbexec: cell I/N [line] S.Ss". Exit status: 0 executed (whatever the cells did), 2 the run could not finish
 (kernel did not start, died, a cell timed out, or SIGTERM or SIGINT stopped the script, which then shuts the
 kernel down first); DST then holds what was executed so far.
 """
+import json
 import os
 import signal
 import sys
@@ -20,6 +22,8 @@ from nbclient import NotebookClient
 def main():
     src, dst, cwd, cell_timeout, startup_timeout = sys.argv[1:6]
     nb = nbformat.read(src, as_version=4)
+    if len(sys.argv) > 6:
+        nb.metadata["agentrl"] = json.loads(sys.argv[6])
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.strip()]
     started = {}
 

@@ -3,14 +3,11 @@ package notebooks
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
 func TestParseCellTimeout(t *testing.T) {
@@ -23,22 +20,24 @@ func TestParseCellTimeout(t *testing.T) {
 	}
 }
 
-func TestBackendNote(t *testing.T) {
-	t.Setenv("GOMLX_BACKEND", "")
+func TestNumericsNote(t *testing.T) {
+	const xlaA, xlaB = "xla/cpu=GenuineIntel 6 167 amd64 avx512f", "xla/cpu=AuthenticAMD 25 1 amd64 avx2"
+	const goAMD = "SimpleGo (go)/arch=amd64"
 	for _, tc := range []struct {
-		name, backend, env string
-		err                error
-		want               string
+		name, committed, here, env string
+		want                       []string
 	}{
-		{"xla", "xla", "", nil, "compiles for the processor it runs on (here " + gomlxmodel.Processor()},
-		{"pure Go, no plugin", "SimpleGo (go)", "", nil, "ran on the SimpleGo (go) backend, but the committed outputs are the XLA backend's"},
-		{"chosen", "SimpleGo (go)", "go", nil, "(GOMLX_BACKEND=go)"},
-		{"none", "", "", errors.New("boom"), "no GoMLX backend here (boom)"},
+		{"another processor", xlaA, xlaB, "", []string{"computed under " + xlaA + ", these under " + xlaB, "processor", "rules still gate"}},
+		{"pure Go, no plugin", xlaA, goAMD, "", []string{"ran on the SimpleGo (go) backend", "`go run ./kernelsetup`", "rules still gate"}},
+		{"pure Go, chosen", xlaA, goAMD, "go", []string{"computed under " + xlaA + ", these under " + goAMD}},
+		{"no backend", xlaA, "", "", []string{"no GoMLX backend here", xlaA}},
 	} {
 		t.Setenv("GOMLX_BACKEND", tc.env)
-		got := backendNote(tc.backend, tc.err)
-		if !strings.Contains(got, tc.want) || strings.Contains(got, "\n") {
-			t.Errorf("%s: backendNote = %q, want one line containing %q", tc.name, got, tc.want)
+		got := numericsNote(tc.committed, tc.here)
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) || strings.Contains(got, "\n") {
+				t.Errorf("%s: numericsNote = %q, want one line containing %q", tc.name, got, w)
+			}
 		}
 	}
 }

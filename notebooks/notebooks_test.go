@@ -94,12 +94,14 @@ func TestHarness(t *testing.T) {
 		name    string
 		failure string // a failure must contain this ("" for none)
 		diff    string // a diff must contain this ("" for none)
+		exact   bool   // the diffs gate: the committed outputs do not say they were computed elsewhere
 	}{
-		{"pass", "", ""},
-		{"panic", "panic: boom", ""},
-		{"exit", "exit status 3", ""},
-		{"compile_error", "undefined: undefinedFunction", ""},
-		{"changed", "", "- answer 41\n    + answer 42"},
+		{"pass", "", "", true},
+		{"panic", "panic: boom", "", true},
+		{"exit", "exit status 3", "", true},
+		{"compile_error", "undefined: undefinedFunction", "", true},
+		{"changed", "", "- answer 41\n    + answer 42", true},
+		{"elsewhere", "", "computed under xla/cpu=a processor of another kind", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := r.Check(ctx, filepath.Join("testdata", tc.name+".ipynb"), out, san)
@@ -115,6 +117,12 @@ func TestHarness(t *testing.T) {
 			}
 			if (tc.diff == "") != (diffs == "") || !strings.Contains(diffs, tc.diff) {
 				t.Errorf("diffs:\n%s\nwant one containing %q", diffs, tc.diff)
+			}
+			if res.Exact != tc.exact || res.OK() != (tc.failure == "" && (tc.diff == "" || !tc.exact)) {
+				t.Errorf("Exact = %v, OK = %v; want Exact %v", res.Exact, res.OK(), tc.exact)
+			}
+			if prov := res.Executed.Metadata.Agentrl; prov == nil || *prov != Here() {
+				t.Errorf("the executed notebook records provenance %v, want %v", prov, Here())
 			}
 		})
 	}
@@ -162,7 +170,11 @@ func TestNotebooks(t *testing.T) {
 				t.Error(f)
 			}
 			for _, d := range res.Diffs {
-				t.Error(d)
+				if res.Exact {
+					t.Error(d)
+				} else {
+					t.Log(d) // computed under other Numerics: expected, and the report's rules gate
+				}
 			}
 			res.Executed.Path = p
 			executed[p] = res.Executed
@@ -194,18 +206,25 @@ func TestNotebooks(t *testing.T) {
 	}
 }
 
-// TestCommittedNotebooks needs no Jupyter: the committed notebooks are executed, show no failure, and their
-// printed lines pass the report's class 1 and class 3 rules.
+// TestCommittedNotebooks needs no Jupyter: the committed notebooks are executed, all under one Numerics, show no
+// failure, and their printed lines pass the report's class 1 and class 3 rules.
 func TestCommittedNotebooks(t *testing.T) {
 	paths, err := Chapter(".")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var nbs []*Notebook
+	numerics := map[string][]string{} // Numerics → sections
 	for _, p := range paths {
 		nb, err := Load(p)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if prov := nb.Metadata.Agentrl; prov == nil || prov.Numerics == "" {
+			t.Errorf("%s: its metadata does not say what computed its outputs: run `go run ./notebooks/cmd/execute %s` "+
+				"and commit the result", p, Section(p))
+		} else {
+			numerics[prov.Numerics] = append(numerics[prov.Numerics], Section(p))
 		}
 		for i, c := range nb.CodeCells() {
 			if c.ExecutionCount == nil && strings.TrimSpace(string(c.Source)) != "" {
@@ -217,6 +236,9 @@ func TestCommittedNotebooks(t *testing.T) {
 			t.Errorf("%s: %s", p, f)
 		}
 		nbs = append(nbs, nb)
+	}
+	if len(numerics) > 1 { // the notebooks share runs through the cache, and the report compares across them
+		t.Errorf("the committed notebooks were computed under different Numerics, not as one chapter: %v", numerics)
 	}
 	rep := Evaluate(Sections(nbs))
 	for _, f := range rep.Failures() {
