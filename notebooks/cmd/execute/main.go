@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -123,8 +124,8 @@ func run(ctx context.Context, args []string, reportOnly bool) error {
 		}
 		if !written {
 			failed++
-		} else if filepath.Dir(absPath(p)) == dir {
-			touchedChapter = true
+		} else if slices.Contains(chapter, absPath(p)) {
+			touchedChapter = true // a scratch notebook beside the chapter's leaves the report alone
 		}
 	}
 	fmt.Printf("total %.1fs\n", time.Since(total).Seconds())
