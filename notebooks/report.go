@@ -1,7 +1,9 @@
 package notebooks
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -148,7 +150,10 @@ func (r LineResult) Failed() bool {
 // Report is the evaluated list of book lines.
 type Report struct {
 	Lines []LineResult
-	byID  map[string]*LineResult
+	// Numerics maps what computed the outputs (Provenance.Numerics, "unrecorded" if a notebook does not say) to
+	// the sections computed under it.
+	Numerics map[string][]string
+	byID     map[string]*LineResult
 	// aux holds the values of the auxiliary lines found, by ID; auxMissing the auxiliary lines that a written
 	// notebook did not print.
 	aux        map[string][]float64
@@ -195,9 +200,10 @@ func AuxLines() []AuxLine {
 
 // SectionOutput is what one section's notebooks printed.
 type SectionOutput struct {
-	Lines  []string // stdout lines of all code cells, in order
-	Exists bool     // a notebook for the section exists
-	Draft  bool     // it carries DraftMarker
+	Lines    []string // stdout lines of all code cells, in order
+	Exists   bool     // a notebook for the section exists
+	Draft    bool     // it carries DraftMarker
+	Numerics string   // what computed its outputs (Provenance.Numerics), "" if its metadata does not say
 }
 
 // StdoutLines returns the lines a notebook's code cells printed on stdout (stream outputs only: displays and
@@ -223,7 +229,13 @@ func StdoutLines(nb *Notebook) []string {
 
 // Evaluate builds the report from what each section printed (keyed by section, "12.1").
 func Evaluate(sections map[string]SectionOutput) *Report {
-	rep := &Report{byID: map[string]*LineResult{}}
+	rep := &Report{byID: map[string]*LineResult{}, Numerics: map[string][]string{}}
+	for _, sec := range slices.SortedFunc(maps.Keys(sections), compareSections) {
+		if so := sections[sec]; so.Exists {
+			n := cmp.Or(so.Numerics, "unrecorded")
+			rep.Numerics[n] = append(rep.Numerics[n], sec)
+		}
+	}
 	for _, bl := range BookLines() {
 		r := LineResult{BookLine: bl}
 		sec := sections[bl.Section]
@@ -869,6 +881,10 @@ func (rep *Report) Markdown(sources map[string]string) string {
 		"known deviation (a documented class-1/3 failure) %d; FAIL %d; missing %d; not yet written %d.\n\n", inside,
 		len(rep.Lines), counts["pass"], counts["report"], counts["outside band"], counts["known deviation"], counts["FAIL"],
 		counts["missing"], counts["missing (not written)"])
+	for _, n := range slices.Sorted(maps.Keys(rep.Numerics)) {
+		fmt.Fprintf(&b, "Computed under `%s` (§%s): a run's bits depend on the backend and, on XLA, the processor "+
+			"(README, Backend).\n\n", n, strings.Join(rep.Numerics[n], ", §"))
+	}
 	if len(sources) > 0 {
 		var secs []string
 		for s := range sources {
@@ -999,6 +1015,9 @@ func Sections(nbs []*Notebook) map[string]SectionOutput {
 		so.Exists = true
 		so.Draft = so.Draft || nb.Draft()
 		so.Lines = append(so.Lines, StdoutLines(nb)...)
+		if prov := nb.Metadata.Agentrl; prov != nil {
+			so.Numerics = prov.Numerics
+		}
 		out[sec] = so
 	}
 	return out

@@ -357,3 +357,41 @@ func TestDuplicateLines(t *testing.T) {
 		t.Errorf("the book's lines: %v", f)
 	}
 }
+
+// TestReportNamesNumerics: the report says what computed each section's outputs, grouping sections by it.
+func TestReportNamesNumerics(t *testing.T) {
+	secs := bookSections(nil)
+	for sec, so := range secs {
+		so.Numerics = "xla/cpu=A"
+		if sec == "12.3" || sec == "12.10" {
+			so.Numerics = "SimpleGo (go)/arch=amd64"
+		}
+		if sec == "12.5" {
+			so.Numerics = ""
+		}
+		secs[sec] = so
+	}
+	secs["12.10"] = SectionOutput{Exists: true, Numerics: "SimpleGo (go)/arch=amd64"}
+	secs["12.9"] = SectionOutput{Numerics: "ignored: no notebook"}
+	rep := Evaluate(secs)
+	want := map[string][]string{
+		"xla/cpu=A":                {"12.1", "12.2", "12.4", "12.6", "12.7"},
+		"SimpleGo (go)/arch=amd64": {"12.3", "12.10"},
+		"unrecorded":               {"12.5"},
+	}
+	if len(rep.Numerics) != len(want) {
+		t.Errorf("Numerics = %v, want %v", rep.Numerics, want)
+	}
+	for n, w := range want {
+		if got := rep.Numerics[n]; !slices.Equal(got, w) {
+			t.Errorf("Numerics[%q] = %v, want %v", n, got, w)
+		}
+	}
+	md := rep.Markdown(nil)
+	for _, w := range []string{"Computed under `xla/cpu=A` (§12.1, §12.2, §12.4, §12.6, §12.7)",
+		"Computed under `SimpleGo (go)/arch=amd64` (§12.3, §12.10)", "Computed under `unrecorded` (§12.5)"} {
+		if !strings.Contains(md, w) {
+			t.Errorf("the report lacks %q", w)
+		}
+	}
+}
