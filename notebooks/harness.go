@@ -466,7 +466,7 @@ func numericsNote(committed, here string) string {
 			backendOf(committed), committed, tail)
 	}
 	return fmt.Sprintf("note: the committed outputs were computed under %s, these under %s: a run's bits depend on "+
-		"the backend and, on XLA, which compiles for the processor it runs on, on the processor%s", committed, here, tail)
+		"the backend and, on XLA (which compiles for the processor it runs on), on the processor and XLA_FLAGS%s", committed, here, tail)
 }
 
 // backendOf returns the backend part of a Numerics string.
