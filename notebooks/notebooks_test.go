@@ -152,6 +152,7 @@ func TestNotebooks(t *testing.T) {
 	san, out := NewSanitizer(root), t.TempDir()
 
 	executed := map[string]*Notebook{}
+	resampled := false // some notebook was computed under other numerics than its committed outputs
 	for _, p := range selected {
 		t.Run(strings.TrimSuffix(filepath.Base(p), ".ipynb"), func(t *testing.T) {
 			res, err := r.Check(ctx, p, out, san)
@@ -178,6 +179,7 @@ func TestNotebooks(t *testing.T) {
 			}
 			res.Executed.Path = p
 			executed[p] = res.Executed
+			resampled = resampled || !res.Exact
 		})
 	}
 
@@ -198,11 +200,17 @@ func TestNotebooks(t *testing.T) {
 		sources = nil // the usual case: say nothing, so the file matches the one the execute command writes
 	}
 	rep := Evaluate(Sections(nbs))
+	if resampled {
+		rep.MarkResampled()
+	}
 	if err := os.WriteFile("REPORT.md", []byte(rep.Markdown(sources)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range rep.Failures() {
 		t.Error("book-vs-run: " + f)
+	}
+	for _, f := range rep.ResampledFailures() {
+		t.Log("book-vs-run, another realization (not gating): " + f)
 	}
 }
 

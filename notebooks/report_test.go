@@ -395,3 +395,45 @@ func TestReportNamesNumerics(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkResampled: on another realization a class 3 failure is reported, not gating; a class 1 failure and a
+// missing line still gate.
+func TestMarkResampled(t *testing.T) {
+	// C14 (class 3: pass ≤ 0.01) fails; C16's "identical episodes" (class 1) fails; C20 is missing.
+	secs := bookSections(map[string]string{
+		"C14": "penalty 0.3   |         0.300   0.00   0.00   0.00   1.00 | -0.302",
+		"C16": "identical episodes: false | calls: 61",
+	}, "C20")
+	rep := Evaluate(secs)
+	for _, id := range []string{"C14", "C16", "C20"} {
+		if !rep.byID[id].Failed() {
+			t.Fatalf("%s does not fail before MarkResampled (status %q)", id, rep.byID[id].Status())
+		}
+	}
+	rep.MarkResampled()
+	for _, tc := range []struct {
+		id, status string
+		failed     bool
+	}{
+		{"C14", Resampled, false},
+		{"C16", "FAIL", true},
+		{"C20", "missing", true},
+	} {
+		r := rep.byID[tc.id]
+		if r.Status() != tc.status || r.Failed() != tc.failed {
+			t.Errorf("%s resampled: status %q, failed %v; want %q, %v", tc.id, r.Status(), r.Failed(), tc.status, tc.failed)
+		}
+	}
+	if f := rep.ResampledFailures(); len(f) != 1 || !strings.HasPrefix(f[0], "C14 (§12.3)") || !strings.Contains(f[0], "class 3: pass ≤ 0.01") {
+		t.Errorf("ResampledFailures = %q, want C14's pass check only", f)
+	}
+	for _, f := range rep.Failures() {
+		if strings.HasPrefix(f, "C14") {
+			t.Errorf("Failures lists the resampled C14: %q", f)
+		}
+	}
+	if md := rep.Markdown(nil); !strings.Contains(md, "**Another realization:**") || !strings.Contains(md, "1 lines "+Resampled) ||
+		!strings.Contains(md, "✗ (another realization: not gating) [3] pass ≤ 0.01") {
+		t.Errorf("the report does not say C14 fails on another realization")
+	}
+}
