@@ -409,8 +409,8 @@ type Result struct {
 	Diffs     []string      // code cells whose sanitized outputs differ from the committed ones
 	Committed *Notebook
 	// Exact says the committed outputs were computed under this machine's Numerics (or do not say under which),
-	// so Diffs fail the notebook; otherwise they are expected and reported only, and what gates is the
-	// book-vs-run report's rules.
+	// so Diffs fail the notebook; otherwise they are expected and reported only, and the outputs are another
+	// realization of the chapter (Report.MarkResampled).
 	Exact bool
 }
 
@@ -455,8 +455,8 @@ func (r *Runner) Check(ctx context.Context, path, outDir string, s *Sanitizer) (
 // (a different string): the bits of a run depend on the backend and, on XLA, which compiles for the processor it
 // runs on, on the processor and XLA_FLAGS.
 func numericsNote(committed, here string) string {
-	const tail = "; the differences are expected and reported, not failures, and the book-vs-run rules still gate " +
-		"(README, Backend)"
+	const tail = "; the differences are expected and reported, not failures, and the book-vs-run report reads " +
+		"another realization: its class 1 rules gate, its class 3 failures are reported (README, Tests)"
 	switch {
 	case here == "":
 		return "note: no GoMLX backend here; the committed outputs were computed under " + committed + tail
@@ -466,7 +466,8 @@ func numericsNote(committed, here string) string {
 			backendOf(committed), committed, tail)
 	}
 	return fmt.Sprintf("note: the committed outputs were computed under %s, these under %s: a run's bits depend on "+
-		"the backend and, on XLA (which compiles for the processor it runs on), on the processor and XLA_FLAGS%s", committed, here, tail)
+		"the backend and, on XLA (which compiles for the processor it runs on), on the processor and XLA_FLAGS%s",
+		committed, here, tail)
 }
 
 // backendOf returns the backend part of a Numerics string.

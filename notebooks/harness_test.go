@@ -27,8 +27,8 @@ func TestNumericsNote(t *testing.T) {
 		name, committed, here, env string
 		want                       []string
 	}{
-		{"another processor", xlaA, xlaB, "", []string{"computed under " + xlaA + ", these under " + xlaB, "processor", "rules still gate"}},
-		{"pure Go, no plugin", xlaA, goAMD, "", []string{"ran on the SimpleGo (go) backend", "`go run ./kernelsetup`", "rules still gate"}},
+		{"another processor", xlaA, xlaB, "", []string{"computed under " + xlaA + ", these under " + xlaB, "processor", "class 1 rules gate"}},
+		{"pure Go, no plugin", xlaA, goAMD, "", []string{"ran on the SimpleGo (go) backend", "`go run ./kernelsetup`", "class 3 failures are reported"}},
 		{"pure Go, chosen", xlaA, goAMD, "go", []string{"computed under " + xlaA + ", these under " + goAMD}},
 		{"no backend", xlaA, "", "", []string{"no GoMLX backend here", xlaA}},
 	} {
