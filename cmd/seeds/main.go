@@ -170,7 +170,7 @@ func parseSeeds(list string) ([]uint64, error) {
 }
 
 func run(baseCfg agentrl.BaseConfig, seeds, sampling []uint64) error {
-	backend, err := gomlxmodel.Backend()
+	numerics, err := gomlxmodel.Numerics() // the runs, and so the counts, are those of this backend and processor
 	if err != nil {
 		return err
 	}
@@ -195,7 +195,7 @@ func run(baseCfg agentrl.BaseConfig, seeds, sampling []uint64) error {
 	if l.baseID, err = agentrl.Fingerprint(l.base); err != nil {
 		return err
 	}
-	fmt.Printf("backend %s | base agent %s | RL seeds %v\n", backend.Name(), agentrl.BaseKey(l.tok, baseCfg), seeds)
+	fmt.Printf("numerics %s | base agent %s | RL seeds %v\n", numerics, agentrl.BaseKey(l.tok, baseCfg), seeds)
 	if err := l.earlyStop(sampling); err != nil {
 		return err
 	}
