@@ -246,7 +246,8 @@ func TestCommittedNotebooks(t *testing.T) {
 		nbs = append(nbs, nb)
 	}
 	if len(numerics) > 1 { // the notebooks share runs through the cache, and the report compares across them
-		t.Errorf("the committed notebooks were computed under different Numerics, not as one chapter: %v", numerics)
+		t.Errorf("the committed notebooks were computed under different Numerics, not as one chapter: %v; "+
+			"execute them all on one machine (`go run ./notebooks/cmd/execute`) and commit the result", numerics)
 	}
 	rep := Evaluate(Sections(nbs))
 	for _, f := range rep.Failures() {
