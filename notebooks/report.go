@@ -53,6 +53,12 @@ func (c Check) Gating() bool {
 	return (c.Class == "1" || c.Class == "3" && !c.Resampled) && !c.Soft && c.Known == ""
 }
 
+// missesResampled reports whether the check failed as a class 3 check of another realization: reported, not
+// gating.
+func (c Check) missesResampled() bool {
+	return !c.OK && !c.NA && c.Resampled && !c.Soft && c.Known == ""
+}
+
 // Resampled is the Status of a line whose only failures are class 3 checks of another realization.
 const Resampled = "outside rule (another realization)"
 
@@ -125,9 +131,7 @@ func (r LineResult) Status() string {
 		if c.NA {
 			continue
 		}
-		if !c.OK && c.Resampled && !c.Soft && c.Known == "" {
-			resampled = true
-		}
+		resampled = resampled || c.missesResampled()
 		if !c.OK && c.Known != "" {
 			known = true
 		}
@@ -333,7 +337,7 @@ func (rep *Report) ResampledFailures() []string {
 		}
 		var bad []string
 		for _, c := range r.Checks {
-			if !c.OK && !c.NA && c.Resampled && !c.Soft && c.Known == "" {
+			if c.missesResampled() {
 				bad = append(bad, "class 3: "+c.Desc)
 			}
 		}
@@ -971,7 +975,7 @@ func (rep *Report) Markdown(sources map[string]string) string {
 				mark = "n/a (needs " + c.Needs + ")"
 			case !c.OK && c.Known != "":
 				mark = "✗ known deviation (" + c.Known + ")"
-			case !c.OK && c.Resampled && !c.Soft:
+			case c.missesResampled():
 				mark = "✗ (another realization: not gating)"
 			case !c.OK:
 				mark = "✗"
