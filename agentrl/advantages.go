@@ -92,6 +92,35 @@ func MaskedMean(x, mask [][]float32) float64 {
 	return s / n
 }
 
+// ExplainedVariance is 1 − Var(returns − values) / Var(returns) over the positions where mask is 1: 1 for a
+// critic that predicts every return, 0 for one that predicts only their mean, negative for one worse than that.
+// It is NaN when the returns do not vary (nothing to explain) or the mask is empty.
+func ExplainedVariance(values, returns, mask [][]float32) float64 {
+	resid := Zeros(len(returns), len(returns[0]))
+	for b := range returns {
+		for j := range returns[b] {
+			resid[b][j] = returns[b][j] - values[b][j]
+		}
+	}
+	variance := func(x [][]float32) float64 {
+		mean := MaskedMean(x, mask)
+		var s, n float64
+		for b := range x {
+			for j := range x[b] {
+				d := float64(x[b][j]) - mean
+				s += d * d * float64(mask[b][j])
+				n += float64(mask[b][j])
+			}
+		}
+		return s / n
+	}
+	v := variance(returns)
+	if !(v > 0) {
+		return math.NaN()
+	}
+	return 1 - variance(resid)/v
+}
+
 // GAEAdvantages is arl.gae_advantages: generalized advantage estimation over the policy tokens of each row.
 // The recursion runs over policy positions only (observation tokens are not actions): the "next" value of a
 // policy token is the value at the row's next policy token, 0 after the last one. It returns the advantages

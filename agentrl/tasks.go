@@ -3,6 +3,7 @@ package agentrl
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 )
 
@@ -206,4 +207,31 @@ func RandomizeNames(t Task, rng *rand.Rand) Task {
 	}
 	t.Source, t.Issue = mapText(t.Source), mapText(t.Issue)
 	return t
+}
+
+// BlindPass is the pass rate of always guessing op without reading: on each task the one call `edit op`, then
+// submit, graded by the hidden tests. Its best over Ops is the blind ceiling a policy that never reads cannot
+// beat on average (the book's 0.200 on its held-out tasks; ours is 0.200 too, see TestBlindCeiling).
+func BlindPass(tasks []Task, op string) (float64, error) {
+	if len(tasks) == 0 {
+		return 0, fmt.Errorf("blind pass: no tasks")
+	}
+	if !slices.Contains(Ops, op) {
+		return 0, fmt.Errorf("blind pass: %q is not a repair op (want one of %v)", op, Ops)
+	}
+	passed := 0
+	for _, task := range tasks {
+		env, err := NewEditBudgetEnv(2, nil, 1)
+		if err != nil {
+			return 0, err
+		}
+		env.Reset(task)
+		if _, _, done, _ := env.Step(CallText(ToolEdit, op)); done {
+			return 0, fmt.Errorf("blind pass: %s ended the episode", CallText(ToolEdit, op))
+		}
+		if _, _, _, info := env.Step(CallText(ToolSubmit)); info.HiddenPass {
+			passed++
+		}
+	}
+	return float64(passed) / float64(len(tasks)), nil
 }

@@ -120,6 +120,7 @@ func TestHiddenTestsDecide(t *testing.T) {
 }
 
 // The blind ceiling: the best single op, applied without reading, passes exactly 0.200 of held-out tasks.
+// BlindPass is checked against the same guess played through an Episode, as a policy would.
 func TestBlindCeiling(t *testing.T) {
 	tok := BuildTokenizer(mustTasks(t, SplitAll))
 	heldout := mustTasks(t, SplitHeldout)
@@ -134,11 +135,31 @@ func TestBlindCeiling(t *testing.T) {
 			trajs = append(trajs, MakeTrajectory(e))
 		}
 		s := BehaviorStats(trajs)
+		got, err := BlindPass(heldout, op)
+		if err != nil || got != s.PassRate {
+			t.Errorf("BlindPass(held-out, %s) = %v, %v; the episodes pass %v", op, got, err, s.PassRate)
+		}
 		t.Logf("blind %-15s held-out pass %.3f", op, s.PassRate)
 		best = max(best, s.PassRate)
 	}
 	if best != 0.2 {
 		t.Errorf("blind ceiling %.3f, want 0.200", best)
+	}
+}
+
+func TestBlindPassErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		tasks []Task
+		op    string
+	}{
+		{"no tasks", nil, OpInit},
+		{"unknown op", mustTasks(t, SplitHeldout), "fix_everything"},
+		{"a tool, not an op", mustTasks(t, SplitHeldout), ToolSubmit},
+	} {
+		if got, err := BlindPass(tc.tasks, tc.op); err == nil {
+			t.Errorf("%s: BlindPass = %v, want an error", tc.name, got)
+		}
 	}
 }
 

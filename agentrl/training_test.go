@@ -882,3 +882,30 @@ func TestEvaluateContextFullIsEvaluate(t *testing.T) {
 		t.Error("temperature 0: no error")
 	}
 }
+
+func TestExplainedVariance(t *testing.T) {
+	returns := [][]float32{{1, 2, 0}, {3, 4, 9}}
+	mask := [][]float32{{1, 1, 0}, {1, 1, 0}} // the 0 and 9 are off the mask: mean 2.5, variance 1.25
+	for _, tc := range []struct {
+		name   string
+		values [][]float32
+		want   float64
+	}{
+		{"exact", [][]float32{{1, 2, 7}, {3, 4, -7}}, 1},
+		{"the mean", [][]float32{{2.5, 2.5, 0}, {2.5, 2.5, 0}}, 0},
+		{"a constant offset is explained away", [][]float32{{0, 1, 0}, {2, 3, 0}}, 1},
+		{"half the deviations", [][]float32{{1.75, 2.25, 0}, {2.75, 3.25, 0}}, 0.75},
+		{"worse than the mean", [][]float32{{4, 1, 0}, {1, 4, 0}}, 1 - 3.5/1.25}, // residuals −3, 1, 2, 0
+	} {
+		if got := ExplainedVariance(tc.values, returns, mask); math.Abs(got-tc.want) > 1e-6 {
+			t.Errorf("%s: explained variance %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	flat := [][]float32{{1, 1}}
+	if got := ExplainedVariance(flat, flat, [][]float32{{1, 1}}); !math.IsNaN(got) {
+		t.Errorf("constant returns: %v, want NaN", got)
+	}
+	if got := ExplainedVariance(flat, flat, [][]float32{{0, 0}}); !math.IsNaN(got) {
+		t.Errorf("empty mask: %v, want NaN", got)
+	}
+}

@@ -143,13 +143,14 @@ func TestRuleGatingChecksFail(t *testing.T) {
 		// §12.4 context management.
 		{"C19 tests not halved", "C19", "tests ≤ 0.5 × C18", []ruleEdit{{"C19", "tests 0.05", "tests 0.42"}}, nil},
 		{"C19 pass below C18's", "C19", "|pass − C18 pass|", []ruleEdit{{"C19", "pass 0.725", "pass 0.650"}}, nil},
-		{"C19 pass above C18's", "C19", "|pass − C18 pass|", []ruleEdit{{"C19", "pass 0.725", "pass 0.812"}}, nil},
+		{"C19 pass above C18's", "C19", "|pass − C18 pass|", []ruleEdit{{"C19", "pass 0.725", "pass 0.812"}},
+			[]string{"F3"}}, // Figure 12.3: the full row no longer passes most under the full context
 		{"C19 turns not below C18's", "C19", "turns < C18", []ruleEdit{{"C19", "turns 3.39", "turns 3.87"}}, nil},
-		{"C20 pass", "C20", "pass", []ruleEdit{{"C20", "pass 0.006", "pass 0.051"}}, nil},
-		{"C23 pass", "C23", "pass", []ruleEdit{{"C23", "pass 0.006", "pass 0.051"}}, nil},
+		{"C20 pass", "C20", "pass", []ruleEdit{{"C20", "pass 0.006", "pass 0.051"}}, []string{"F3"}},
+		{"C23 pass", "C23", "pass", []ruleEdit{{"C23", "pass 0.006", "pass 0.051"}}, []string{"F3"}},
 		// Raising C19's pass (still within 0.08 of C18's) leaves the asymmetry intact while C21 nears C22.
 		{"C21 pass near C22's", "C21", "pass ≤ C22 pass", []ruleEdit{
-			{"C19", "pass 0.725", "pass 0.800"}, {"C21", "pass 0.500", "pass 0.695"}}, nil},
+			{"C19", "pass 0.725", "pass 0.800"}, {"C21", "pass 0.500", "pass 0.695"}}, []string{"F3"}},
 		{"C21 turns near C22's", "C21", "turns ≥ C22 turns", []ruleEdit{{"C21", "turns 5.29", "turns 4.17"}}, nil},
 		{"C21 no asymmetry", "C21", "asymmetry", []ruleEdit{{"C21", "pass 0.500", "pass 0.690"}}, nil},
 
@@ -263,7 +264,13 @@ func TestRuleBoundaries(t *testing.T) {
 			if r.Failed() {
 				t.Errorf("%s %q: status %q at the boundary", tc.id, r.Ours, r.Status())
 			}
-			ruleOthersPass(t, rep, tc.id, nil)
+			ruleOthersPass(t, rep, tc.id, boundaryMayFail[tc.name])
 		})
 	}
+}
+
+// boundaryMayFail names, per case of TestRuleBoundaries, the claims that fail with its edits by construction.
+var boundaryMayFail = map[string][]string{
+	// C19 above C18 keeps the asymmetry; the full row of Figure 12.3 then passes most under keep_obs=1.
+	"C21 pass C22's − 0.10": {"F3"},
 }

@@ -35,7 +35,7 @@ func bookSections(replace map[string]string, drop ...string) map[string]SectionO
 			line = al.Example
 		}
 		so := out[al.Section]
-		so.Lines = append(so.Lines, line)
+		so.Lines = append(so.Lines, strings.Split(line, "\n")...) // a Multi line's example holds several
 		out[al.Section] = so
 	}
 	return out

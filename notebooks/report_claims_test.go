@@ -1,0 +1,108 @@
+package notebooks
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestClaims perturbs the lines a figure or prose claim reads: exactly the named checks of the claim fail (or,
+// with none named, it passes), and every other line and claim still passes. Boundary cases sit on a threshold.
+func TestClaims(t *testing.T) {
+	withoutKnownDeviations(t)
+	for _, tc := range []struct {
+		name  string
+		id    string
+		fail  []string // substrings of the checks of id that fail; none: id passes
+		edits []ruleEdit
+	}{
+		// Figure 12.1: the identities hold to display rounding on the printed values.
+		{"F1 value off", "F1", []string{"δ_k"}, []ruleEdit{{"figure 12.1 calls", "V +0.572", "V +0.582"}}},
+		{"F1 value within rounding", "F1", nil, []ruleEdit{{"figure 12.1 calls", "V +0.572", "V +0.574"}}},
+		{"F1 advantage off", "F1", []string{"A_k"}, []ruleEdit{{"figure 12.1 calls", "A +0.179", "A +0.189"}}},
+		{"F1 a failure", "F1", []string{"r_k", "δ_k"}, []ruleEdit{{"figure 12.1 calls", "r +0.950", "r -0.050"}}},
+		{"F1 calls out of order", "F1", []string{"calls 0, 1"}, []ruleEdit{{"figure 12.1 calls", "call 2 test", "call 5 test"}}},
+
+		// Figure 12.2, penalty 0.3.
+		{"F2a turns late", "F2a", []string{"by step 15"}, []ruleEdit{{"figure 12.2 penalty 0.3", "at step 9", "at step 16"}}},
+		{"F2a turns at step 15", "F2a", nil, []ruleEdit{{"figure 12.2 penalty 0.3", "at step 9", "at step 15"}}},
+		{"F2a turns never", "F2a", []string{"by step 15", "before the pass"}, []ruleEdit{{"figure 12.2 penalty 0.3", "at step 9", "at step -"}}},
+		{"F2a pass first", "F2a", []string{"before the pass"}, []ruleEdit{{"figure 12.2 penalty 0.3", "at step -", "at step 9"}}},
+
+		// Figure 12.2, max_turns 3; a reader (C15's regime (b)) is not held to the guesser's curves.
+		{"F2b reads late", "F2b", []string{"by step 15"}, []ruleEdit{{"figure 12.2 max_turns 3", "at step 8", "at step 16"}}},
+		{"F2b pass low", "F2b", []string{"[0.10, 0.30]"}, []ruleEdit{{"figure 12.2 max_turns 3", "from 0.16", "from 0.09"}}},
+		{"F2b pass high", "F2b", []string{"[0.10, 0.30]"}, []ruleEdit{{"figure 12.2 max_turns 3", "to 0.24", "to 0.31"}}},
+		{"F2b pass 0.30", "F2b", nil, []ruleEdit{{"figure 12.2 max_turns 3", "to 0.24", "to 0.30"}}},
+		{"F2b a reader", "F2b", nil, []ruleEdit{{"figure 12.2 max_turns 3", "to 0.24", "to 0.45"},
+			{"C15", "0.200   0.00", "0.450   0.60"}}},
+
+		// Figure 12.2, default.
+		{"F2c peak late", "F2c", []string{"overshoot"}, []ruleEdit{{"figure 12.2 default", "at step 12", "at step 18"}}},
+		{"F2c peak at step 17", "F2c", nil, []ruleEdit{{"figure 12.2 default", "at step 12", "at step 17"}}},
+		{"F2c no overshoot", "F2c", []string{"overshoot"}, []ruleEdit{{"figure 12.2 default", "peak 1.40", "peak 1.11"}}},
+		{"F2c overshoot 0.10", "F2c", nil, []ruleEdit{{"figure 12.2 default", "peak 1.40", "peak 1.12"}}},
+		{"F2c settles high", "F2c", []string{"settle"}, []ruleEdit{{"figure 12.2 default", "30-39 1.02", "30-39 1.21"}}},
+
+		// Figure 12.2, penalty 0.05.
+		{"F2d reads early", "F2d", []string{"up to 0.85"}, []ruleEdit{{"figure 12.2 penalty 0.05", "at step 25", "at step 19"}}},
+		{"F2d reads at step 20", "F2d", nil, []ruleEdit{{"figure 12.2 penalty 0.05", "at step 25", "at step 20"}}},
+		{"F2d reads never", "F2d", []string{"up to 0.85"}, []ruleEdit{{"figure 12.2 penalty 0.05", "at step 25", "at step -"}}},
+		{"F2d tests do not rise", "F2d", []string{"rise"}, []ruleEdit{{"figure 12.2 penalty 0.05", "peak 0.75", "peak 0.39"}}},
+		{"F2d the default's do not", "F2d", []string{"rise"}, []ruleEdit{{"figure 12.2 penalty 0.05", "then 0.80", "then 0.39"}}},
+		{"F2d collapse late", "F2d", []string{"collapse"}, []ruleEdit{{"figure 12.2 penalty 0.05", "at step 29", "at step 33"}}},
+		{"F2d collapse at step 32", "F2d", nil, []ruleEdit{{"figure 12.2 penalty 0.05", "at step 29", "at step 32"}}},
+		{"F2d no collapse", "F2d", []string{"collapse"}, []ruleEdit{{"figure 12.2 penalty 0.05", "at step 29", "at step -"}}},
+
+		// Figure 12.3, from the lines of §12.4.
+		{"F3 full row best elsewhere", "F3", []string{"the full row"}, []ruleEdit{{"C19", "pass 0.725", "pass 0.740"}}},
+		{"F3 full row tied", "F3", nil, []ruleEdit{{"C19", "pass 0.725", "pass 0.731"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := ruleEval(t, tc.edits)
+			r := rep.byID[tc.id]
+			var failed []string
+			for _, c := range r.Checks {
+				if c.NA {
+					t.Errorf("%s: check %q not applicable (needs %s)", tc.id, c.Desc, c.Needs)
+				}
+				if !c.OK {
+					failed = append(failed, c.Desc)
+				}
+			}
+			for _, want := range tc.fail {
+				if !slices.ContainsFunc(failed, func(d string) bool { return strings.Contains(d, want) }) {
+					t.Errorf("%s (ours %q): no failing check contains %q; failed %q", tc.id, r.Ours, want, failed)
+				}
+			}
+			for _, d := range failed {
+				if !slices.ContainsFunc(tc.fail, func(want string) bool { return strings.Contains(d, want) }) {
+					t.Errorf("%s (ours %q): check %q fails too", tc.id, r.Ours, d)
+				}
+			}
+			if r.Failed() != (len(tc.fail) > 0) {
+				t.Errorf("%s: Failed() = %v with failing checks %q", tc.id, r.Failed(), failed)
+			}
+			ruleOthersPass(t, rep, tc.id, nil)
+		})
+	}
+}
+
+func TestClaimsRenderBelowTheBookLines(t *testing.T) {
+	md := Evaluate(bookSections(nil)).Markdown(nil)
+	for _, want := range []string{
+		"**44 of 44 book lines inside their rules**",
+		"of the figures and the prose inside their rules",
+		"## Figures and prose",
+		"| F2c | 12.3 | Figure 12.2: default:",
+		"`call 3 submit",
+		"| P3 | 12.3 | prose:",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Index(md, "| C44 |") > strings.Index(md, "| F1 |") {
+		t.Error("the claims are not below the book's printed lines")
+	}
+}
