@@ -603,7 +603,7 @@ const (
 	flag = `(True|False|true|false)`
 	list = `\[([^\]]*)\]`
 	step = `([0-9]+|-)` // a training step, or "-" for none (parsed as +Inf)
-	text = `.+?`         // any text, not captured
+	text = `.+?`        // any text, not captured
 )
 
 // tmpl compiles a line template: {N} a number, {B} a boolean, {L} a bracketed list, {S} a step or "-", {T} any
@@ -1104,7 +1104,9 @@ func Claims() []BookLine {
 		}, "")
 
 	add("P1", "12.2", "prose", "critic warm-up: 60 steps, \"192 episodes\" (the book's code gives 480)",
-		func(c *ruleCtx) { c.check("R", "configuration: we follow the code (60 Adam steps on 480 episodes, 12.2's WarmCritic)", true) },
+		func(c *ruleCtx) {
+			c.check("R", "configuration: we follow the code (60 Adam steps on 480 episodes, 12.2's WarmCritic)", true)
+		},
 		"not printed: the configuration is 12.2's chapter code")
 	add("P2", "12.2", "prose", "critic explained variance: \"a few percent\"",
 		func(c *ruleCtx) {
