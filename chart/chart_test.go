@@ -232,6 +232,37 @@ func TestMovingAverage(t *testing.T) {
 	}
 }
 
+func TestFirstIndexAndPeak(t *testing.T) {
+	nan := math.NaN()
+	above := func(level float64) func(float64) bool { return func(y float64) bool { return y >= level } }
+	for _, tc := range []struct {
+		name      string
+		ys        []float64
+		from      int
+		level     float64
+		first     int
+		peak      float64
+		peakIndex int
+	}{
+		{"empty", nil, 0, 1, -1, nan, -1},
+		{"crosses", []float64{0.1, 0.5, 0.9, 1.2, 0.8}, 0, 0.85, 2, 1.2, 3},
+		{"from skips earlier", []float64{0.9, 0.1, 0.9}, 1, 0.85, 2, 0.9, 0},
+		{"negative from as 0", []float64{0.9, 0.1}, -3, 0.85, 0, 0.9, 0},
+		{"never", []float64{0.1, 0.2}, 0, 0.85, -1, 0.2, 1},
+		{"first of equal peaks", []float64{1, 3, 3}, 0, 3, 1, 3, 1},
+		{"NaN left out of the peak", []float64{nan, 2, nan}, 0, 1, 1, 2, 1},
+		{"all NaN", []float64{nan, nan}, 0, 1, -1, nan, -1},
+	} {
+		if got := FirstIndex(tc.ys, tc.from, above(tc.level)); got != tc.first {
+			t.Errorf("%s: FirstIndex = %d, want %d", tc.name, got, tc.first)
+		}
+		peak, i := Peak(tc.ys)
+		if i != tc.peakIndex || !(peak == tc.peak || math.IsNaN(peak) && math.IsNaN(tc.peak)) {
+			t.Errorf("%s: Peak = %v at %d, want %v at %d", tc.name, peak, i, tc.peak, tc.peakIndex)
+		}
+	}
+}
+
 func TestAxis(t *testing.T) {
 	tests := []struct {
 		lo, hi float64

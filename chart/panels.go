@@ -145,3 +145,29 @@ func MovingAverage(x []float64, window int) []float64 {
 	}
 	return out
 }
+
+// FirstIndex returns the first index from `from` on at which ok holds for the curve's value, or -1 if none: on a
+// moving average of a training history, the step at which a curve first crosses a level (Figure 12.2's claims
+// are of that kind). NaN values are passed to ok like any other.
+func FirstIndex(ys []float64, from int, ok func(float64) bool) int {
+	for i := max(from, 0); i < len(ys); i++ {
+		if ok(ys[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Peak returns the largest finite value of the curve and its first index, or (NaN, -1) if the curve has none.
+func Peak(ys []float64) (float64, int) {
+	best := -1
+	for i, y := range ys {
+		if finite(y) && (best < 0 || y > ys[best]) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return math.NaN(), -1
+	}
+	return ys[best], best
+}

@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/chart"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
@@ -85,7 +86,31 @@ type outcome struct {
 	neverSubmit                  []float64     // §12.7 never-submit run (wrong submission −1): submit rate per step
 	fixedSubmit                  []float64     // the same with running out of turns scored −1 (the fix): submit rate per step
 	priced, stopped              agentrl.Stats // §12.5 (ours) default runs where a malformed call costs 0.1 or ends the episode
+	fig                          fig122        // the four runs of §12.3's Figure 12.2
 }
+
+// fig122 holds the training histories Figure 12.2 draws: the default run, the 0.05- and 0.3-cost runs and the
+// 3-turn arm; its claims are read off their 5-step moving averages (curve), as 12.3's cell does.
+type fig122 struct {
+	def, cheap, dear, short []agentrl.StepStats
+}
+
+// curve is a Figure 12.2 curve: a statistic of each step's batch, 5-step moving average.
+func curve(h []agentrl.StepStats, f func(agentrl.Stats) float64) []float64 {
+	ys := make([]float64, len(h))
+	for i, s := range h {
+		ys[i] = f(s.Stats)
+	}
+	return chart.MovingAverage(ys, 5)
+}
+
+func reads(s agentrl.Stats) float64 { return s.Reads }
+func tests(s agentrl.Stats) float64 { return s.Tests }
+func turns(s agentrl.Stats) float64 { return s.Turns }
+func pass(s agentrl.Stats) float64  { return s.PassRate }
+
+// near reports whether step is a step within 5 of centre (the report's reading of "around step centre").
+func near(step, centre int) bool { return step >= 0 && step >= centre-5 && step <= centre+5 }
 
 // creditArm is one §12.2 arm: its held-out statistics and its training batches' mean tests over steps 30-39.
 type creditArm struct {
@@ -137,6 +162,33 @@ var checks = []check{
 	}},
 	{"C28", "single-turn tasks: the multi-turn policy passes ≤ 0.05 and reads ≤ 0.05", func(o outcome) bool {
 		return o.singleTurn.PassRate <= 0.05 && o.singleTurn.Reads <= 0.05
+	}},
+	// Figure 12.2's claims (reproduction-targets.md section B; notebooks/report.go, F2a–F2d).
+	{"F2a", "cost 0.3: turns (5-step average) down to 1.10 by step 15, before the pass rate rises 0.10", func(o outcome) bool {
+		p := curve(o.fig.dear, pass)
+		t := chart.FirstIndex(curve(o.fig.dear, turns), 0, func(y float64) bool { return y <= 1.10 })
+		rise := chart.FirstIndex(p, 0, func(y float64) bool { return y >= p[0]+0.10 })
+		return t >= 0 && t <= 15 && (rise < 0 || t < rise)
+	}},
+	{"F2b", "3 turns: reads down to 0.05 by step 15 and pass in [0.10, 0.30] over steps 10–39 (a reader is not held to it)", func(o outcome) bool {
+		if o.turns3.Reads >= 0.5 {
+			return true
+		}
+		r := chart.FirstIndex(curve(o.fig.short, reads), 0, func(y float64) bool { return y <= 0.05 })
+		p := curve(o.fig.short, pass)[10:]
+		return r >= 0 && r <= 15 && slices.Min(p) >= 0.10 && slices.Max(p) <= 0.30
+	}},
+	{"F2c", "default: reads overshoot, peaking at step 12 ± 5 at least 0.10 above steps 30–39, which are in [0.85, 1.20]", func(o outcome) bool {
+		peak, at := chart.Peak(curve(o.fig.def, reads))
+		settled := mean(o.fig.def[30:40], reads)
+		return near(at, 12) && peak >= settled+0.10 && settled >= 0.85 && settled <= 1.20
+	}},
+	{"F2d", "cost 0.05: reads up to 0.85 at step 25 ± 5; tests rise with the default's, then down to 0.15 at step 27 ± 5", func(o outcome) bool {
+		r := chart.FirstIndex(curve(o.fig.cheap, reads), 0, func(y float64) bool { return y >= 0.85 })
+		t, d := curve(o.fig.cheap, tests), curve(o.fig.def, tests)
+		peak, at := chart.Peak(t)
+		down := chart.FirstIndex(t, at, func(y float64) bool { return y <= 0.15 })
+		return near(r, 25) && peak >= t[0]+0.10 && d[at] >= d[0]+0.10 && near(down, 27)
 	}},
 	// Ours, not the book's: a remedy works when the policy learns to repair instead of collapsing (0.3 cost alone:
 	// held-out pass 0). The blind-guess ceiling is 0.20, so passing half the held-out tasks takes reading.
@@ -241,6 +293,19 @@ func run(baseCfg agentrl.BaseConfig, seeds, sampling []uint64) error {
 			o.fixedSubmit[0], o.fixedSubmit[5], o.fixedSubmit[10], o.fixedSubmit[15], slices.Min(o.fixedSubmit[5:16]))
 		fmt.Printf("  malformed     held-out malformed calls per turn / pass: costs a turn %.3f / %.3f; costs 0.1 %.3f / %.3f; ends the episode %.3f / %.3f\n",
 			d.InvalidPerTurn, d.PassRate, o.priced.InvalidPerTurn, o.priced.PassRate, o.stopped.InvalidPerTurn, o.stopped.PassRate)
+		f := o.fig
+		defPeak, defAt := chart.Peak(curve(f.def, reads))
+		cheapTests := curve(f.cheap, tests)
+		testPeak, testAt := chart.Peak(cheapTests)
+		short := curve(f.short, pass)[10:]
+		fmt.Printf("  figure 12.2   default reads peak %.2f at step %d (steps 30-39 %.2f) | cost 0.05: reads 0.85 at step %d, "+
+			"tests peak %.2f at step %d, down to 0.15 at step %d | cost 0.3: turns 1.10 at step %d | 3 turns: reads 0.05 at step %d, "+
+			"pass %.2f-%.2f (steps 10-39; -1: never)\n",
+			defPeak, defAt, mean(f.def[30:40], reads),
+			chart.FirstIndex(curve(f.cheap, reads), 0, func(y float64) bool { return y >= 0.85 }), testPeak, testAt,
+			chart.FirstIndex(cheapTests, testAt, func(y float64) bool { return y <= 0.15 }),
+			chart.FirstIndex(curve(f.dear, turns), 0, func(y float64) bool { return y <= 1.10 }),
+			chart.FirstIndex(curve(f.short, reads), 0, func(y float64) bool { return y <= 0.05 }), slices.Min(short), slices.Max(short))
 		fmt.Printf("  checks        %s\n", strings.Join(marks, " "))
 	}
 	fmt.Println()
@@ -282,6 +347,7 @@ func (l lab) runSeed(seed uint64) (outcome, error) {
 		return o, err
 	}
 	o.step0 = def.History[0].Stats
+	o.fig.def = def.History
 	if o.invalidStart, o.invalidEnd, err = malformedPerTurn(def); err != nil {
 		return o, err
 	}
@@ -316,6 +382,7 @@ func (l lab) runSeed(seed uint64) (outcome, error) {
 		return o, err
 	}
 	o.turns3Reward = mean(arm.History[30:40], func(s agentrl.Stats) float64 { return s.Reward })
+	o.fig.short = arm.History
 
 	if err := l.costRemedies(&o, cfg); err != nil {
 		return o, err
@@ -434,6 +501,7 @@ func (l lab) creditArms(o *outcome, seed uint64) error {
 		}
 		o.credit[i].trainTests = mean(r.History[30:40], func(s agentrl.Stats) float64 { return s.Tests })
 	}
+	o.fig.cheap = runs[0].History // the outcome arm is §12.3's 0.05-cost run
 	return nil
 }
 
@@ -448,6 +516,7 @@ func (l lab) costRemedies(o *outcome, cfg agentrl.RLConfig) error {
 		return err
 	}
 	o.penaltyReward = mean(constant.History[30:40], func(s agentrl.Stats) float64 { return s.Reward })
+	o.fig.dear = constant.History
 	for w := range o.penaltyWindows {
 		o.penaltyWindows[w] = mean(constant.History[10*w:10*w+10], func(s agentrl.Stats) float64 { return s.Turns })
 	}

@@ -131,3 +131,100 @@ func TestMalformedPerTurn(t *testing.T) {
 		t.Error("a log one episode short of the history: no error")
 	}
 }
+
+// history builds a 40-step training history from per-step statistics.
+func history(f func(step int) agentrl.Stats) []agentrl.StepStats {
+	h := make([]agentrl.StepStats, 40)
+	for i := range h {
+		h[i] = agentrl.StepStats{Step: i, Stats: f(i)}
+	}
+	return h
+}
+
+// ramp goes linearly from a at step from to b at step to, flat outside.
+func ramp(step, from, to int, a, b float64) float64 {
+	switch {
+	case step <= from:
+		return a
+	case step >= to:
+		return b
+	}
+	return a + (b-a)*float64(step-from)/float64(to-from)
+}
+
+func TestFigure122Checks(t *testing.T) {
+	// The book's figure, as the targets describe it.
+	book := func() outcome {
+		var o outcome
+		o.fig.def = history(func(s int) agentrl.Stats {
+			r := ramp(s, 0, 12, 0.1, 1.5)
+			if s > 12 {
+				r = ramp(s, 12, 20, 1.5, 1.0)
+			}
+			return agentrl.Stats{Reads: r, Tests: ramp(s, 0, 15, 0.4, 0.9), PassRate: ramp(s, 0, 30, 0.17, 0.7)}
+		})
+		o.fig.cheap = history(func(s int) agentrl.Stats {
+			t := ramp(s, 0, 15, 0.4, 0.8)
+			if s > 22 {
+				t = ramp(s, 22, 28, 0.8, 0.0)
+			}
+			return agentrl.Stats{Reads: ramp(s, 5, 25, 0.1, 1.0), Tests: t}
+		})
+		o.fig.dear = history(func(s int) agentrl.Stats {
+			return agentrl.Stats{Turns: ramp(s, 0, 8, 3.6, 1.0), PassRate: ramp(s, 0, 8, 0.17, 0.0)}
+		})
+		o.fig.short = history(func(s int) agentrl.Stats {
+			return agentrl.Stats{Reads: ramp(s, 0, 6, 0.1, 0.0), PassRate: 0.2}
+		})
+		return o
+	}
+	byID := map[string]check{}
+	for _, c := range checks {
+		byID[c.id] = c
+	}
+	for _, tc := range []struct {
+		name  string
+		id    string
+		edit  func(*outcome)
+		holds bool
+	}{
+		{"book F2a", "F2a", func(*outcome) {}, true},
+		{"book F2b", "F2b", func(*outcome) {}, true},
+		{"book F2c", "F2c", func(*outcome) {}, true},
+		{"book F2d", "F2d", func(*outcome) {}, true},
+		{"turns fall late", "F2a", func(o *outcome) {
+			o.fig.dear = history(func(s int) agentrl.Stats { return agentrl.Stats{Turns: ramp(s, 0, 25, 3.6, 1.0)} })
+		}, false},
+		{"pass rises first", "F2a", func(o *outcome) {
+			o.fig.dear = history(func(s int) agentrl.Stats {
+				return agentrl.Stats{Turns: ramp(s, 0, 12, 3.6, 1.0), PassRate: ramp(s, 0, 4, 0.17, 0.5)}
+			})
+		}, false},
+		{"the guesser passes 0.35", "F2b", func(o *outcome) {
+			o.fig.short = history(func(s int) agentrl.Stats { return agentrl.Stats{PassRate: 0.35} })
+		}, false},
+		{"a reader is not held to it", "F2b", func(o *outcome) {
+			o.fig.short = history(func(s int) agentrl.Stats { return agentrl.Stats{Reads: 1, PassRate: 0.6} })
+			o.turns3.Reads = 0.9
+		}, true},
+		{"reads rise and stay (ours)", "F2c", func(o *outcome) {
+			o.fig.def = history(func(s int) agentrl.Stats { return agentrl.Stats{Reads: ramp(s, 0, 9, 0.1, 1.0)} })
+		}, false},
+		{"cheap reads early (ours)", "F2d", func(o *outcome) {
+			o.fig.cheap = history(func(s int) agentrl.Stats {
+				return agentrl.Stats{Reads: ramp(s, 0, 12, 0.1, 1.0), Tests: o.fig.cheap[s].Tests}
+			})
+		}, false},
+		{"tests never collapse", "F2d", func(o *outcome) {
+			o.fig.cheap = history(func(s int) agentrl.Stats {
+				return agentrl.Stats{Reads: o.fig.cheap[s].Reads, Tests: ramp(s, 0, 15, 0.4, 0.8)}
+			})
+		}, false},
+	} {
+		o := book()
+		tc.edit(&o)
+		if got := byID[tc.id].holds(o); got != tc.holds {
+			t.Errorf("%s: %s holds = %v, want %v", tc.name, tc.id, got, tc.holds)
+		}
+	}
+}
