@@ -49,6 +49,11 @@ type Check struct {
 	// Resampled marks a class 3 check of a report on another realization than the committed one (see
 	// Report.MarkResampled): its failure is reported, not gating.
 	Resampled bool
+	// Recentred is, for a class 2 band on a quantity the calibration gate measures (a pass rate, turns, the
+	// submit rate, or a sum of them), the band moved by our base agent's difference from the book's ("0.72 ± 0.1"),
+	// and RecentredOK its verdict; "" where the band is not re-centred (see recentring).
+	Recentred   string
+	RecentredOK bool
 }
 
 // Gating reports whether a failure of this check fails the test.
@@ -137,7 +142,12 @@ type LineResult struct {
 
 // Status is "pass", "FAIL", Resampled, "known deviation", "outside band", "report", "missing" or "missing (not
 // written)".
-func (r LineResult) Status() string {
+func (r LineResult) Status() string { return r.status(false) }
+
+// RecentredStatus is Status with each class 2 band that has a re-centred form (Check.Recentred) judged by it.
+func (r LineResult) RecentredStatus() string { return r.status(true) }
+
+func (r LineResult) status(recentred bool) string {
 	if !r.Found {
 		if r.Gates {
 			return "missing"
@@ -159,7 +169,11 @@ func (r LineResult) Status() string {
 		if !c.OK && c.Gating() {
 			return "FAIL"
 		}
-		if !c.OK && c.Class == "2" && !c.Soft {
+		ok := c.OK
+		if recentred && c.Recentred != "" {
+			ok = c.RecentredOK
+		}
+		if !ok && c.Class == "2" && !c.Soft {
 			band = true
 		}
 	}
@@ -590,6 +604,48 @@ func (c *ruleCtx) ge(class, name string, x, lo float64) {
 	c.check(class, fmt.Sprintf("%s ≥ %s", name, fmtNum(lo)), x >= lo-1e-9)
 }
 
+// baseShift says how a class 2 band moves when re-centred on our base agent: by pass·Δpass + turns·Δturns +
+// submit·Δsubmit, where Δ is our base agent's step-0 statistic less the book's (the calibration gate's pass 0.17,
+// turns 3.64, submit rate 0.72). A pass rate moves with the base's pass rate, turns with its turns, the
+// reward of a run with a step cost k with pass − k·turns.
+type baseShift struct{ pass, turns, submit float64 }
+
+var (
+	onPass   = baseShift{pass: 1}
+	onTurns  = baseShift{turns: 1}
+	onSubmit = baseShift{submit: 1}
+)
+
+// recentring returns the shift of a band under s, from the step-0 batch's auxiliary line; false if it is missing.
+func (c *ruleCtx) recentring(s baseShift) (float64, bool) {
+	v, ok := c.rep.aux["step-0 batch"]
+	if !ok || len(v) < 5 || v[1] <= 0 {
+		return 0, false
+	}
+	return s.pass*(v[0]/v[1]-0.17) + s.turns*(v[4]-3.64) + s.submit*(v[2]/v[1]-0.72), true
+}
+
+// nearBase is near for a class 2 band on a quantity the calibration gate measures; the check also carries the
+// band re-centred on our base agent.
+func (c *ruleCtx) nearBase(s baseShift, name string, x, centre, tol float64) {
+	c.near("2", name, x, centre, tol)
+	if d, ok := c.recentring(s); ok {
+		ch := &c.checks[len(c.checks)-1]
+		ch.Recentred = fmt.Sprintf("%s ± %s", fmtNum(centre+d), fmtNum(tol))
+		ch.RecentredOK = !ch.NA && math.Abs(x-(centre+d)) <= tol+1e-9
+	}
+}
+
+// inBase is in for a class 2 band on a quantity the calibration gate measures, as nearBase.
+func (c *ruleCtx) inBase(s baseShift, name string, x, lo, hi float64) {
+	c.in("2", name, x, lo, hi)
+	if d, ok := c.recentring(s); ok {
+		ch := &c.checks[len(c.checks)-1]
+		ch.Recentred = fmt.Sprintf("[%s, %s]", fmtNum(lo+d), fmtNum(hi+d))
+		ch.RecentredOK = !ch.NA && x >= lo+d-1e-9 && x <= hi+d+1e-9
+	}
+}
+
 func fmtNum(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
 
 // Display rounding: a value printed with d decimals is within half a unit of the last place.
@@ -716,19 +772,19 @@ func BookLines() []BookLine {
 	}
 	add("C8", "12.2", "outcome (GRPO)  train pass, steps 30-39 0.67 | tests 0.01 | held-out: pass 0.656 | reads 1.01 | tests 0.01 | edits 0.78 | turns 2.81",
 		credit("outcome (GRPO)"), func(c *ruleCtx) {
-			c.near("2", "train pass", c.v(0), 0.67, 0.10)
+			c.nearBase(onPass, "train pass", c.v(0), 0.67, 0.10)
 			c.le("3", "train tests (the cost removes the useless test)", c.v(1), 0.15)
-			c.near("2", "held-out pass", c.v(2), 0.656, 0.10)
+			c.nearBase(onPass, "held-out pass", c.v(2), 0.656, 0.10)
 			c.in("2", "reads", c.v(3), 0.85, 1.20)
 			c.le("3", "held-out tests", c.v(4), 0.15)
 			c.add("2", c.v(5) > 0.95, "edits in [0.6, 0.95] (R above 0.95)", c.v(5) >= 0.60-1e-9 && c.v(5) <= 0.95+1e-9)
-			c.near("2", "turns", c.v(6), 2.81, 0.35)
+			c.nearBase(onTurns, "turns", c.v(6), 2.81, 0.35)
 		}, "")
 	add("C9", "12.2", "token GAE       train pass, steps 30-39 0.72 | tests 0.92 | held-out: pass 0.787 | reads 1.03 | tests 0.97 | edits 0.98 | turns 4.01",
 		credit("token GAE"), func(c *ruleCtx) {
-			c.near("2", "train pass", c.v(0), 0.72, 0.10)
+			c.nearBase(onPass, "train pass", c.v(0), 0.72, 0.10)
 			c.check("R", "train tests (book 0.92)", true)
-			c.near("2", "held-out pass", c.v(2), 0.787, 0.10)
+			c.nearBase(onPass, "held-out pass", c.v(2), 0.787, 0.10)
 			c.in("2", "reads", c.v(3), 0.85, 1.20)
 			c.check("R", "held-out tests (book 0.97)", true)
 			c.ge("2", "edits", c.v(5), 0.85)
@@ -736,8 +792,8 @@ func BookLines() []BookLine {
 		}, "")
 	add("C10", "12.2", "turn GAE        train pass, steps 30-39 0.72 | tests 0.33 | held-out: pass 0.769 | reads 1.02 | tests 0.29 | edits 0.89 | turns 3.83",
 		credit("turn GAE"), func(c *ruleCtx) {
-			c.near("2", "train pass", c.v(0), 0.72, 0.10)
-			c.near("2", "held-out pass", c.v(2), 0.769, 0.10)
+			c.nearBase(onPass, "train pass", c.v(0), 0.72, 0.10)
+			c.nearBase(onPass, "held-out pass", c.v(2), 0.769, 0.10)
 			c.in("2", "reads", c.v(3), 0.85, 1.20)
 			c.check("R", "tests, edits, turns (book 0.29, 0.89, 3.83)", true)
 			c.check("3", "all three arms read (held-out reads ≥ 0.85)",
@@ -755,12 +811,12 @@ func BookLines() []BookLine {
 		"arm | held-out pass reads tests edits turns | batch reward, steps 30-39", nil, "")
 	arm := func(name string) string { return name + " | {N} {N} {N} {N} {N} | {N}" }
 	add("C12", "12.3", "default       |         0.762   1.02   0.80   0.96   3.88 | +0.711", arm("default"), func(c *ruleCtx) {
-		c.near("2", "pass", c.v(0), 0.762, 0.10)
+		c.nearBase(onPass, "pass", c.v(0), 0.762, 0.10)
 		c.in("2", "reads", c.v(1), 0.85, 1.20)
 		c.ge("3", "tests (the free test habit survives)", c.v(2), 0.40)
 		c.ge("2", "edits", c.v(3), 0.90)
-		c.near("2", "turns", c.v(4), 3.88, 0.40)
-		c.near("2", "reward", c.v(5), 0.71, 0.10)
+		c.nearBase(onTurns, "turns", c.v(4), 3.88, 0.40)
+		c.nearBase(onPass, "reward", c.v(5), 0.71, 0.10)
 	}, "reward = mean train pass rate at every step (per-step history)")
 	add("C13", "12.3", "penalty 0.05  |         0.656   1.01   0.01   0.78   2.81 | +0.529", arm("penalty 0.05"), func(c *ruleCtx) {
 		same := true
@@ -768,7 +824,7 @@ func BookLines() []BookLine {
 			same = same && c.v(i) == c.of("C8", j)
 		}
 		c.check("1", "held-out fields identical to C8 (same policy, same evaluation)", same)
-		c.near("2", "reward", c.v(5), 0.53, 0.10)
+		c.nearBase(baseShift{pass: 1, turns: -0.05}, "reward", c.v(5), 0.53, 0.10)
 		// Averaged over steps 30–39 the per-step identity reads: mean reward = C8's train pass − 0.05 × the
 		// run's turns in its fourth 10-step window (12.3's figure cell).
 		c.check("1", "reward = pass − 0.05 × turns over steps 30–39 (C8's train pass, 12.3's turns window; to display rounding)",
@@ -809,10 +865,10 @@ func BookLines() []BookLine {
 	}
 	add("C18", "12.4", "trained full       evaluated keep_obs=None | pass 0.731 | reads 1.01 | tests 0.82 | turns 3.87",
 		ctx("full", "None"), func(c *ruleCtx) {
-			c.near("2", "pass", c.v(0), 0.73, 0.10)
+			c.nearBase(onPass, "pass", c.v(0), 0.73, 0.10)
 			c.in("2", "reads", c.v(1), 0.85, 1.20)
 			c.ge("2", "tests", c.v(2), 0.40)
-			c.near("2", "turns", c.v(3), 3.87, 0.40)
+			c.nearBase(onTurns, "turns", c.v(3), 3.87, 0.40)
 		}, "")
 	add("C19", "12.4", "trained full       evaluated keep_obs=1    | pass 0.725 | reads 1.27 | tests 0.05 | turns 3.39",
 		ctx("full", "1"), func(c *ruleCtx) {
@@ -832,10 +888,10 @@ func BookLines() []BookLine {
 		}, "")
 	add("C22", "12.4", "trained keep_obs=1 evaluated keep_obs=1    | pass 0.794 | reads 1.04 | tests 0.02 | turns 3.38",
 		ctx("keep_obs=1", "1"), func(c *ruleCtx) {
-			c.near("2", "pass", c.v(0), 0.79, 0.10)
+			c.nearBase(onPass, "pass", c.v(0), 0.79, 0.10)
 			c.in("2", "reads", c.v(1), 0.85, 1.20)
 			c.le("2", "tests", c.v(2), 0.15)
-			c.near("2", "turns", c.v(3), 3.38, 0.40)
+			c.nearBase(onTurns, "turns", c.v(3), 3.38, 0.40)
 		}, "")
 	add("C23", "12.4", "trained keep_obs=1 evaluated keep_obs=0    | pass 0.006 | reads 1.02 | tests 0.01 | turns 2.29",
 		ctx("keep_obs=1", "0"), func(c *ruleCtx) { c.le("3", "pass", c.v(0), 0.05) }, "")
@@ -848,14 +904,14 @@ func BookLines() []BookLine {
 		errs("error observation"), func(c *ruleCtx) {
 			c.in("2", "erred share", c.v(0), 0.02, 0.08)
 			c.check("R", "erred pass (book 0.143; recovery possible)", true)
-			c.in("2", "overall pass", c.v(2), 0.08, 0.20)
+			c.inBase(onPass, "overall pass", c.v(2), 0.08, 0.20)
 			c.near("2", "tokens", c.v(3), 12.3, 2.0)
 		}, "")
 	add("C25", "12.5", "early stop         episodes with an error 0.050 | their pass rate 0.000 | overall pass 0.144 | policy tokens per episode 11.6",
 		errs("early stop"), func(c *ruleCtx) {
 			c.check("1", "erred pass = 0 (by construction)", c.v(1) == 0)
 			c.in("2", "erred share", c.v(0), 0.02, 0.08)
-			c.in("2", "overall pass", c.v(2), 0.08, 0.20)
+			c.inBase(onPass, "overall pass", c.v(2), 0.08, 0.20)
 			c.check("3", "|overall pass − C24's| ≤ 0.06", math.Abs(c.v(2)-c.of("C24", 2)) <= 0.06+1e-9)
 			t24 := c.of("C24", 3)
 			c.check("3", "tokens ≤ C24's, ratio in [0.85, 1.00]",
@@ -884,7 +940,7 @@ func BookLines() []BookLine {
 		}, "")
 	add("C29", "12.6", "50/50 mixture    multi-turn pass 0.719 (reads 1.03) | single-turn pass 0.256 (reads 0.03)",
 		mix("50/50 mixture"), func(c *ruleCtx) {
-			c.near("2", "multi-turn pass", c.v(0), 0.72, 0.10)
+			c.nearBase(onPass, "multi-turn pass", c.v(0), 0.72, 0.10)
 			c.in("2", "multi-turn reads", c.v(1), 0.85, 1.20)
 			c.check("3", "single-turn pass ≥ C28 single + 0.10", c.v(2) >= c.of("C28", 2)+0.10-1e-9)
 			c.near("2", "single-turn pass", c.v(2), 0.256, 0.10)
@@ -919,9 +975,9 @@ func BookLines() []BookLine {
 			pass := c.aux("step-0 batch", 0) / c.aux("step-0 batch", 1)
 			c.check("1", "pass and turns = the step-0 batch's (to display rounding)",
 				math.Abs(c.v(0)-pass) <= r2+1e-9 && math.Abs(c.v(1)-c.aux("step-0 batch", 4)) <= r2+r3+1e-9)
-			c.near("2", "pass (exact: passing episodes / episodes)", c.aux("step-0 batch", 0)/c.aux("step-0 batch", 1), 0.17, 0.06)
-			c.near("2", "turns", c.v(1), 3.64, 0.40)
-			c.near("2", "attempt", c.v(2), -0.92, 0.15)
+			c.nearBase(onPass, "pass (exact: passing episodes / episodes)", c.aux("step-0 batch", 0)/c.aux("step-0 batch", 1), 0.17, 0.06)
+			c.nearBase(onTurns, "turns", c.v(1), 3.64, 0.40)
+			c.nearBase(baseShift{pass: 1, turns: -0.3}, "attempt", c.v(2), -0.92, 0.15)
 			c.check("3", "attempt < −0.30", c.v(2) < -0.30)
 		}, "turns equal to step 0 of the default and penalty runs (12.3 prints their pass only)")
 	add("C32", "12.7", "penalty 0.3 run, turns per episode by 10-step window: [1.82, 1.02, 1.01, 1.01]",
@@ -961,7 +1017,7 @@ func BookLines() []BookLine {
 				c.check("1", "pass and turns = C31", c.v(1) == c.of("C31", 0) && c.v(3) == c.of("C31", 1))
 				submit := c.aux("step-0 batch", 2) / c.aux("step-0 batch", 1)
 				c.check("1", "submit = the step-0 batch's (to display rounding)", math.Abs(c.v(0)-submit) <= r2+1e-9)
-				c.near("2", "submit", c.v(0), 0.72, 0.08)
+				c.nearBase(onSubmit, "submit", c.v(0), 0.72, 0.08)
 			case "C34":
 				// Over every step of 5–15 (the auxiliary line), which the printed steps 5, 10, 15 bound from above.
 				minSubmit := c.aux("never-submit extremes", 0)
@@ -997,8 +1053,8 @@ func BookLines() []BookLine {
 		}, "")
 	add("C43", "12.7", "truncation = 0     held-out pass 0.706 | turns 4.51",
 		"truncation = 0 held-out pass {N} | turns {N}", func(c *ruleCtx) {
-			c.near("2", "pass", c.v(0), 0.71, 0.12)
-			c.near("2", "turns", c.v(1), 4.51, 0.50)
+			c.nearBase(onPass, "pass", c.v(0), 0.71, 0.12)
+			c.nearBase(onTurns, "turns", c.v(1), 4.51, 0.50)
 		}, "")
 	add("C44", "12.7", "truncation masked  held-out pass 0.075 | turns 5.84",
 		"truncation masked held-out pass {N} | turns {N}", func(c *ruleCtx) {
@@ -1178,6 +1234,34 @@ func (rep *Report) Markdown(sources map[string]string) string {
 		"known deviation (a documented class-1/3 failure) %d; FAIL %d; missing %d; not yet written %d.\n\n",
 		counts["pass"]+counts["report"], len(printed), counts["pass"], counts["report"], counts["outside band"],
 		counts["known deviation"], counts["FAIL"], counts["missing"], counts["missing (not written)"])
+	cal, calibrated := rep.calibration()
+	if !calibrated {
+		rc := map[string]int{}
+		for _, r := range printed {
+			rc[r.RecentredStatus()]++
+		}
+		d := func(s baseShift) string {
+			x, ok := (&ruleCtx{rep: rep}).recentring(s)
+			if !ok {
+				return "?"
+			}
+			return strconv.FormatFloat(x, 'f', 3, 64)
+		}
+		fmt.Fprintf(&b, "**Re-centred on our base agent**, as the targets ask when the calibration gate misses (below): "+
+			"**%d of %d inside** (pass %d, report-only %d; outside a class-2 band %d). Each band on a quantity the gate "+
+			"measures moves by our base agent's difference from the book's: pass rates (and the batch reward of a run "+
+			"without a step cost) by %s, turns by %s, the submit rate by %s, a reward or value p − k·turns by both; the "+
+			"bands of other quantities (tokens, reads, tests, edits, shares, malformed calls, single-turn pass) stay as "+
+			"the book's. The rows show both verdicts; neither gates.",
+			rc["pass"]+rc["report"], len(printed), rc["pass"], rc["report"], rc["outside band"],
+			d(onPass), d(onTurns), d(onSubmit))
+		if c24 := rep.byID["C24"]; c24 != nil && c24.Found && len(c24.Values) > 2 {
+			fmt.Fprintf(&b, " The shift rests on the gate's 64 episodes; in C24's larger sample (160 episodes of the 20 "+
+				"training tasks) the same base agent passes %.3f where the book's passes 0.131, so there the two base "+
+				"agents pass alike and the pass bands move further than that sample supports.", c24.Values[2])
+		}
+		b.WriteString("\n\n")
+	}
 	if len(claims) > 0 {
 		cc := statusCounts(claims)
 		fmt.Fprintf(&b, "**%d of %d claims of the figures and the prose inside their rules** (pass %d, report-only %d; "+
@@ -1209,11 +1293,10 @@ func (rep *Report) Markdown(sources map[string]string) string {
 		}
 		b.WriteString(".\n\n")
 	}
-	cal, _ := rep.calibration()
 	b.WriteString(cal)
 	b.WriteString("| ID | § | book | ours | rule | result |\n|---|---|---|---|---|---|\n")
 	for _, r := range printed {
-		writeRow(&b, r, "`"+cellEscape(r.Book)+"`")
+		writeRow(&b, r, "`"+cellEscape(r.Book)+"`", !calibrated)
 	}
 	if len(claims) > 0 {
 		b.WriteString("\n## Figures and prose\n\n")
@@ -1222,7 +1305,7 @@ func (rep *Report) Markdown(sources map[string]string) string {
 		b.WriteString("A timing \"around step s\" is read as s ± 5 steps on the figure's 5-step averages; \"-\" is a step that never came.\n\n")
 		b.WriteString("| ID | § | book | ours | rule | result |\n|---|---|---|---|---|---|\n")
 		for _, r := range claims {
-			writeRow(&b, r, r.Source+": "+cellEscape(r.Book))
+			writeRow(&b, r, r.Source+": "+cellEscape(r.Book), !calibrated)
 		}
 	}
 	b.WriteString("\nAuxiliary lines (printed by our notebooks besides the book's; the rules above read them):\n\n")
@@ -1250,8 +1333,8 @@ func statusCounts(rows []LineResult) map[string]int {
 	return counts
 }
 
-// writeRow renders one row of a report table.
-func writeRow(b *strings.Builder, r LineResult, book string) {
+// writeRow renders one row of a report table; recentred adds the verdicts of the re-centred bands.
+func writeRow(b *strings.Builder, r LineResult, book string, recentred bool) {
 	ours := "—"
 	if r.Found && r.Ours != "" {
 		var parts []string
@@ -1277,7 +1360,11 @@ func writeRow(b *strings.Builder, r LineResult, book string) {
 		if c.Soft {
 			soft = ", soft"
 		}
-		rule = append(rule, fmt.Sprintf("%s [%s%s] %s", mark, c.Class, soft, cellEscape(c.Desc)))
+		desc := cellEscape(c.Desc)
+		if recentred && c.Recentred != "" {
+			desc += fmt.Sprintf(" (re-centred %s: %s)", c.Recentred, map[bool]string{true: "✓", false: "✗"}[c.RecentredOK])
+		}
+		rule = append(rule, fmt.Sprintf("%s [%s%s] %s", mark, c.Class, soft, desc))
 	}
 	if r.Unchecked != "" {
 		rule = append(rule, "unchecked: "+cellEscape(r.Unchecked))
@@ -1285,6 +1372,9 @@ func writeRow(b *strings.Builder, r LineResult, book string) {
 	status := r.Status()
 	if status == "FAIL" || status == "missing" {
 		status = "**" + status + "**"
+	}
+	if rs := r.RecentredStatus(); recentred && rs != r.Status() {
+		status += "; re-centred: " + rs
 	}
 	fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", r.ID, r.Section, book, ours, strings.Join(rule, "<br>"), status)
 }
@@ -1336,7 +1426,7 @@ func (rep *Report) calibration() (string, bool) {
 	if all {
 		b.WriteString(". Inside: the class-2 bands keep the book's centres.\n\n")
 	} else {
-		b.WriteString(". Outside: this report still draws the class-2 bands around the book's values, not re-centred; they never gate.\n\n")
+		b.WriteString(". Outside: the class-2 bands on quantities the gate measures are also drawn re-centred on our base agent (above); they never gate.\n\n")
 	}
 	return b.String(), all
 }

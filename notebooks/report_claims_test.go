@@ -106,3 +106,52 @@ func TestClaimsRenderBelowTheBookLines(t *testing.T) {
 		t.Error("the claims are not below the book's printed lines")
 	}
 }
+
+// TestRecentring: a base agent outside the calibration gate gets the class-2 bands of the quantities the gate
+// measures re-centred on its own step-0 statistics, reported beside the book-centred ones; inside the gate there
+// is nothing to re-centre.
+func TestRecentring(t *testing.T) {
+	if md := Evaluate(bookSections(nil)).Markdown(nil); strings.Contains(md, "Re-centred on our base agent") {
+		t.Error("the book's own step-0 batch is inside the gate, yet the report re-centres")
+	}
+	// 15 of 64 pass (0.234, above the gate's 0.23): pass bands move by +0.0623 (0.2344 − 0.172 of the example).
+	rep := Evaluate(bookSections(rulePerturbed(t,
+		ruleEdit{"step-0 batch", "11 of 64", "15 of 64"},
+		ruleEdit{"C12", "0.762", "0.869"},
+	)))
+	if rep.Calibrated() {
+		t.Fatal("15 of 64 passing is outside the gate")
+	}
+	c12 := rep.byID["C12"]
+	if got, want := c12.Status(), "outside band"; got != want {
+		t.Errorf("C12 book-centred status %q, want %q", got, want)
+	}
+	if got, want := c12.RecentredStatus(), "pass"; got != want {
+		t.Errorf("C12 re-centred status %q, want %q", got, want)
+	}
+	for _, tc := range []struct {
+		id, check, recentred string
+	}{
+		{"C12", "pass 0.762", "0.8264 ± 0.1"},      // 0.762 + 15/64 − 0.17
+		{"C12", "turns", "3.881 ± 0.4"},            // 3.88 + 3.641 − 3.64
+		{"C13", "reward 0.53", "0.5943 ± 0.1"},     // 0.53 + 0.0644 − 0.05 × 0.001
+		{"C31", "attempt -0.92", "-0.8559 ± 0.15"}, // −0.92 + 0.0644 − 0.3 × 0.001
+		{"C33", "submit 0.72", "0.7188 ± 0.08"},    // 0.72 + 46/64 − 0.72
+		{"C24", "overall pass", "[0.1444, 0.2644]"},
+		{"C5", "tokens", ""}, // no statistic of the gate: not re-centred
+		{"C29", "single-turn pass 0.256", ""},
+	} {
+		if c, ok := ruleCheckNamed(t, rep.byID[tc.id], tc.check); ok && c.Recentred != tc.recentred {
+			t.Errorf("%s %q re-centred %q, want %q", tc.id, tc.check, c.Recentred, tc.recentred)
+		}
+	}
+	md := rep.Markdown(nil)
+	for _, want := range []string{"**Re-centred on our base agent**", "outside band; re-centred: pass", "(re-centred 0.8264 ± 0.1: ✓)"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if c12.Failed() {
+		t.Error("C12 fails on a class 2 band: class 2 bands do not gate")
+	}
+}
