@@ -128,6 +128,8 @@
 //	                                               TrainRampedPenalty (a step cost ramped in over training,
 //	                                               through TrainRLSchedule: train_rl with a configuration per step)
 //	(ours, §12.4: what a policy would do next) CallProbs(policy, views, calls, padID)
+//	(ours, §12.2: the critic's "a few percent") ExplainedVariance(values, returns, mask)
+//	(ours, §12.3: the blind ceiling)           BlindPass(tasks, op)
 //
 // END gym naming table
 package agentrl
