@@ -96,6 +96,9 @@ func MaskedMean(x, mask [][]float32) float64 {
 // critic that predicts every return, 0 for one that predicts only their mean, negative for one worse than that.
 // It is NaN when the returns do not vary (nothing to explain) or the mask is empty.
 func ExplainedVariance(values, returns, mask [][]float32) float64 {
+	if len(returns) == 0 {
+		return math.NaN()
+	}
 	resid := Zeros(len(returns), len(returns[0]))
 	for b := range returns {
 		for j := range returns[b] {

@@ -219,12 +219,12 @@ func BlindPass(tasks []Task, op string) (float64, error) {
 	if !slices.Contains(Ops, op) {
 		return 0, fmt.Errorf("blind pass: %q is not a repair op (want one of %v)", op, Ops)
 	}
+	env, err := NewEditBudgetEnv(2, nil, 1)
+	if err != nil {
+		return 0, err
+	}
 	passed := 0
 	for _, task := range tasks {
-		env, err := NewEditBudgetEnv(2, nil, 1)
-		if err != nil {
-			return 0, err
-		}
 		env.Reset(task)
 		if _, _, done, _ := env.Step(CallText(ToolEdit, op)); done {
 			return 0, fmt.Errorf("blind pass: %s ended the episode", CallText(ToolEdit, op))

@@ -908,4 +908,7 @@ func TestExplainedVariance(t *testing.T) {
 	if got := ExplainedVariance(flat, flat, [][]float32{{0, 0}}); !math.IsNaN(got) {
 		t.Errorf("empty mask: %v, want NaN", got)
 	}
+	if got := ExplainedVariance(nil, nil, nil); !math.IsNaN(got) {
+		t.Errorf("no rows: %v, want NaN", got)
+	}
 }
