@@ -83,9 +83,16 @@ func TestClaims(t *testing.T) {
 			if r.Failed() != (len(tc.fail) > 0) {
 				t.Errorf("%s: Failed() = %v with failing checks %q", tc.id, r.Failed(), failed)
 			}
-			ruleOthersPass(t, rep, tc.id, nil)
+			ruleOthersPass(t, rep, tc.id, claimsMayFail[tc.name])
 		})
 	}
+}
+
+// claimsMayFail names, per case of TestClaims, the lines that fail with its edits by construction.
+var claimsMayFail = map[string][]string{
+	// A guesser passing 0.30 in training is more than 0.05 above the 0.200 blind ceiling: C15's regime (a) fails.
+	"F2b pass high": {"C15"},
+	"F2b pass 0.30": {"C15"},
 }
 
 func TestClaimsRenderBelowTheBookLines(t *testing.T) {

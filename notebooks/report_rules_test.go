@@ -100,10 +100,25 @@ func TestRuleGatingChecksFail(t *testing.T) {
 		{"C2 prompt gradient", "C2", "with gradient = 0", []ruleEdit{{"C2", "gradient    0", "gradient    1"}}, nil},
 		{"C4 tool gradient", "C4", "with gradient = 0", []ruleEdit{{"C4", "gradient    0", "gradient    1"}}, nil},
 		// C2's count is report-only, so it moves freely; a tie is not "largest".
-		{"C4 tool not largest", "C4", "tool is the largest owner class", []ruleEdit{{"C2", "positions   96", "positions  491"}}, nil},
+		// The totals line moves with a count: the four counts sum to the predicted positions (870 in the book).
+		{"C4 tool not largest", "C4", "tool is the largest owner class", []ruleEdit{{"C4", "positions  491", "positions  201"},
+			{"owner totals", "870 predicted", "580 predicted"}}, nil},
 		// With non-negative counts "tool largest" implies "non-policy > policy"; only a negative count separates them.
 		{"C4 non-policy not above policy", "C4", "non-policy total > policy total",
-			[]ruleEdit{{"C2", "positions   96", "positions -400"}}, nil},
+			[]ruleEdit{{"C2", "positions   96", "positions -400"}, {"owner totals", "870 predicted", "374 predicted"},
+				{"owner totals", "6 and 6", "-25 and -25"}}, nil},
+
+		// What the counts add up to (12.1's totals line), the per-step reward identities (12.3), C16's turns (12.4).
+		{"C2 prompt count", "C2", "8 × Σ prompt tokens", []ruleEdit{{"owner totals", "6 and 6", "6 and 7"}}, nil},
+		{"C3 action mask", "C3", "Σ action_mask", []ruleEdit{{"owner totals", "201 in the", "200 in the"}}, nil},
+		{"C4 sum of the counts", "C4", "sum to Σ(len(ids)−1)", []ruleEdit{{"owner totals", "870 predicted", "871 predicted"}}, nil},
+		{"C12 reward per step", "C12", "at every step", []ruleEdit{{"default reward identity", "0.0e+00", "1.0e-03"}}, nil},
+		{"C13 reward per step", "C13", "at every step", []ruleEdit{{"penalty 0.05 reward identity", "0.0e+00", "1.0e-03"}}, nil},
+		{"C16 calls and turns", "C16", "Σ calls", []ruleEdit{{"C16 turns", "61", "60"}}, nil},
+		{"C31 step-0 turns", "C31", "turns equal to step 0", []ruleEdit{{"penalty 0.3 reward identity", "turns 3.64", "turns 3.65"}}, nil},
+
+		{"C15 guesser above the blind ceiling in training", "C15", "blind guesser or",
+			[]ruleEdit{{"figure 12.2 max_turns 3", "to 0.24", "to 0.26"}}, nil},
 
 		// §12.1 context growth.
 		{"C6 max over the window", "C6", "max ≤ 256", []ruleEdit{{"C6", "(max 182)", "(max 257)"}},
@@ -219,7 +234,10 @@ func TestRuleBoundaries(t *testing.T) {
 		check string
 		edits []ruleEdit
 	}{
-		{"C4 tool just largest", "C4", "tool is the largest owner class", []ruleEdit{{"C2", "positions   96", "positions  490"}}},
+		{"C4 tool just largest", "C4", "tool is the largest owner class", []ruleEdit{{"C4", "positions  491", "positions  202"},
+			{"owner totals", "870 predicted", "581 predicted"}}},
+		{"C15 guesser at the blind ceiling + 0.05 in training", "C15", "blind guesser or",
+			[]ruleEdit{{"figure 12.2 max_turns 3", "to 0.24", "to 0.25"}}},
 		{"C7 max 256", "C7", "max ≤ 256", []ruleEdit{{"C7", "(max 249)", "(max 256)"}}},
 		{"C7 mean tokens equal C6's", "C7", "mean tokens do not decrease", []ruleEdit{{"C7", "49.3", "45.3"}}},
 		{"C7 max tokens equal C6's", "C7", "max tokens do not decrease", []ruleEdit{{"C7", "(max 249)", "(max 182)"}}},
