@@ -676,28 +676,23 @@ const (
 	text = `.+?`        // any text, not captured
 )
 
+// placeholders maps each placeholder of a line template to its expression.
+var placeholders = map[string]string{"{N}": num, "{B}": flag, "{L}": list, "{S}": step, "{T}": text}
+
 // tmpl compiles a line template: {N} a number, {B} a boolean, {L} a bracketed list, {S} a step or "-", {T} any
 // text (not captured); runs of spaces match any run of blanks; everything else is literal.
 func tmpl(t string) *regexp.Regexp {
 	var b strings.Builder
 	b.WriteString("^")
 	for len(t) > 0 {
+		if len(t) >= 3 {
+			if re, ok := placeholders[t[:3]]; ok {
+				b.WriteString(re)
+				t = t[3:]
+				continue
+			}
+		}
 		switch {
-		case strings.HasPrefix(t, "{N}"):
-			b.WriteString(num)
-			t = t[3:]
-		case strings.HasPrefix(t, "{B}"):
-			b.WriteString(flag)
-			t = t[3:]
-		case strings.HasPrefix(t, "{L}"):
-			b.WriteString(list)
-			t = t[3:]
-		case strings.HasPrefix(t, "{S}"):
-			b.WriteString(step)
-			t = t[3:]
-		case strings.HasPrefix(t, "{T}"):
-			b.WriteString(text)
-			t = t[3:]
 		case t[0] == ' ':
 			b.WriteString(`\s+`)
 			t = strings.TrimLeft(t, " ")
