@@ -1227,26 +1227,25 @@ func Claims() []BookLine {
 			c.show(fmt.Sprintf("step-0 batch: %.0f of %.0f episodes with a malformed call", erred, n))
 			c.in("2", "episodes with a malformed call (the calibration gate)", erred/n, 0.02, 0.08)
 		}, "")
-	add("P7", "12.7", "prose", "starting policy success rate p ≈ 0.17",
-		func(c *ruleCtx) {
-			c.show(fmt.Sprintf("C31: pass %.2f", c.of("C31", 0)))
-			c.check("R", "the same quantity as C31 (checked there)", true)
+	// Prose numbers that restate printed lines: the row shows ours, the lines' rules check them.
+	restates := func(id, sec, book, lines string, ours func(c *ruleCtx) string) {
+		add(id, sec, "prose", book, func(c *ruleCtx) {
+			c.show(ours(c))
+			c.check("R", "the same quantity as "+lines+" (checked there)", true)
 		}, "")
-	add("P8", "12.1", "prose", "policy share of BugFix tokens: 30%",
-		func(c *ruleCtx) {
-			c.show(fmt.Sprintf("C5–C7: policy share %.2f, %.2f, %.2f", c.of("C5", 2), c.of("C6", 2), c.of("C7", 2)))
-			c.check("R", "the same quantity as C5–C7 (checked there)", true)
-		}, "")
-	add("P9", "12.1", "prose", "policy against non-policy positions in C1–C4: 201 against 669",
-		func(c *ruleCtx) {
-			c.show(fmt.Sprintf("C1–C4: %.0f against %.0f", c.of("C3", 0), c.of("C1", 0)+c.of("C2", 0)+c.of("C4", 0)))
-			c.check("R", "the same quantities as C1–C4 (checked there)", true)
-		}, "")
-	add("P10", "12.4", "prose", "per-call scoring agrees to 2 × 10⁻⁶",
-		func(c *ruleCtx) {
-			c.show(fmt.Sprintf("C17: %.1e", c.of("C17", 0)))
-			c.check("R", "the same quantity as C17 (checked there)", true)
-		}, "")
+	}
+	restates("P7", "12.7", "starting policy success rate p ≈ 0.17", "C31", func(c *ruleCtx) string {
+		return fmt.Sprintf("C31: pass %.2f", c.of("C31", 0))
+	})
+	restates("P8", "12.1", "policy share of BugFix tokens: 30%", "C5–C7", func(c *ruleCtx) string {
+		return fmt.Sprintf("C5–C7: policy share %.2f, %.2f, %.2f", c.of("C5", 2), c.of("C6", 2), c.of("C7", 2))
+	})
+	restates("P9", "12.1", "policy against non-policy positions in C1–C4: 201 against 669", "C1–C4", func(c *ruleCtx) string {
+		return fmt.Sprintf("C1–C4: %.0f against %.0f", c.of("C3", 0), c.of("C1", 0)+c.of("C2", 0)+c.of("C4", 0))
+	})
+	restates("P10", "12.4", "per-call scoring agrees to 2 × 10⁻⁶", "C17", func(c *ruleCtx) string {
+		return fmt.Sprintf("C17: %.1e", c.of("C17", 0))
+	})
 	return claims
 }
 
