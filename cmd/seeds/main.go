@@ -112,6 +112,41 @@ func pass(s agentrl.Stats) float64  { return s.PassRate }
 // near reports whether step is a step within 5 of centre (the report's reading of "around step centre").
 func near(step, centre int) bool { return step >= 0 && step >= centre-5 && step <= centre+5 }
 
+// fig122Stats is what Figure 12.2's claims read off the curves, as 12.3's cell prints it (a step is the first at
+// which a 5-step average crosses the level; -1 if none).
+type fig122Stats struct {
+	defPeak             float64 // the default's highest 5-step reads
+	defAt               int     // and its step
+	defSettled          float64 // the default's mean reads over steps 30-39
+	cheapReads          int     // the 0.05 cost's reads reach 0.85
+	cheapTests          []float64
+	cheapTestPeak       float64 // the 0.05 cost's highest 5-step tests
+	cheapTestAt         int     // and its step
+	cheapTestsDown      int     // its tests down to 0.15 after the peak
+	defTests            []float64
+	dearTurns, dearRise int       // the 0.3 cost's turns down to 1.10; its pass up by 0.10
+	shortReads          int       // the 3-turn arm's reads down to 0.05
+	shortPass           []float64 // the 3-turn arm's 5-step pass, steps 10-39
+}
+
+// stats measures the curves once, for the checks and the report line.
+func (f fig122) stats() fig122Stats {
+	at := func(ys []float64, ok func(float64) bool) int { return chart.FirstIndex(ys, 0, ok) }
+	var s fig122Stats
+	s.defPeak, s.defAt = chart.Peak(curve(f.def, reads))
+	s.defSettled = mean(f.def[30:40], reads)
+	s.cheapReads = at(curve(f.cheap, reads), func(y float64) bool { return y >= 0.85 })
+	s.cheapTests, s.defTests = curve(f.cheap, tests), curve(f.def, tests)
+	s.cheapTestPeak, s.cheapTestAt = chart.Peak(s.cheapTests)
+	s.cheapTestsDown = chart.FirstIndex(s.cheapTests, s.cheapTestAt, func(y float64) bool { return y <= 0.15 })
+	dearPass := curve(f.dear, pass)
+	s.dearTurns = at(curve(f.dear, turns), func(y float64) bool { return y <= 1.10 })
+	s.dearRise = at(dearPass, func(y float64) bool { return y >= dearPass[0]+0.10 })
+	s.shortReads = at(curve(f.short, reads), func(y float64) bool { return y <= 0.05 })
+	s.shortPass = curve(f.short, pass)[10:]
+	return s
+}
+
 // creditArm is one §12.2 arm: its held-out statistics and its training batches' mean tests over steps 30-39.
 type creditArm struct {
 	held       agentrl.Stats
@@ -165,30 +200,24 @@ var checks = []check{
 	}},
 	// Figure 12.2's claims (reproduction-targets.md section B; notebooks/report.go, F2a–F2d).
 	{"F2a", "cost 0.3: turns (5-step average) down to 1.10 by step 15, before the pass rate rises 0.10", func(o outcome) bool {
-		p := curve(o.fig.dear, pass)
-		t := chart.FirstIndex(curve(o.fig.dear, turns), 0, func(y float64) bool { return y <= 1.10 })
-		rise := chart.FirstIndex(p, 0, func(y float64) bool { return y >= p[0]+0.10 })
-		return t >= 0 && t <= 15 && (rise < 0 || t < rise)
+		s := o.fig.stats()
+		return s.dearTurns >= 0 && s.dearTurns <= 15 && (s.dearRise < 0 || s.dearTurns < s.dearRise)
 	}},
 	{"F2b", "3 turns: reads down to 0.05 by step 15 and pass in [0.10, 0.30] over steps 10–39 (a reader is not held to it)", func(o outcome) bool {
 		if o.turns3.Reads >= 0.5 {
 			return true
 		}
-		r := chart.FirstIndex(curve(o.fig.short, reads), 0, func(y float64) bool { return y <= 0.05 })
-		p := curve(o.fig.short, pass)[10:]
-		return r >= 0 && r <= 15 && slices.Min(p) >= 0.10 && slices.Max(p) <= 0.30
+		s := o.fig.stats()
+		return s.shortReads >= 0 && s.shortReads <= 15 && slices.Min(s.shortPass) >= 0.10 && slices.Max(s.shortPass) <= 0.30
 	}},
 	{"F2c", "default: reads overshoot, peaking at step 12 ± 5 at least 0.10 above steps 30–39, which are in [0.85, 1.20]", func(o outcome) bool {
-		peak, at := chart.Peak(curve(o.fig.def, reads))
-		settled := mean(o.fig.def[30:40], reads)
-		return near(at, 12) && peak >= settled+0.10 && settled >= 0.85 && settled <= 1.20
+		s := o.fig.stats()
+		return near(s.defAt, 12) && s.defPeak >= s.defSettled+0.10 && s.defSettled >= 0.85 && s.defSettled <= 1.20
 	}},
 	{"F2d", "cost 0.05: reads up to 0.85 at step 25 ± 5; tests rise with the default's, then down to 0.15 at step 27 ± 5", func(o outcome) bool {
-		r := chart.FirstIndex(curve(o.fig.cheap, reads), 0, func(y float64) bool { return y >= 0.85 })
-		t, d := curve(o.fig.cheap, tests), curve(o.fig.def, tests)
-		peak, at := chart.Peak(t)
-		down := chart.FirstIndex(t, at, func(y float64) bool { return y <= 0.15 })
-		return near(r, 25) && peak >= t[0]+0.10 && d[at] >= d[0]+0.10 && near(down, 27)
+		s := o.fig.stats()
+		return near(s.cheapReads, 25) && s.cheapTestPeak >= s.cheapTests[0]+0.10 &&
+			s.defTests[s.cheapTestAt] >= s.defTests[0]+0.10 && near(s.cheapTestsDown, 27)
 	}},
 	// Ours, not the book's: a remedy works when the policy learns to repair instead of collapsing (0.3 cost alone:
 	// held-out pass 0). The blind-guess ceiling is 0.20, so passing half the held-out tasks takes reading.
@@ -293,19 +322,12 @@ func run(baseCfg agentrl.BaseConfig, seeds, sampling []uint64) error {
 			o.fixedSubmit[0], o.fixedSubmit[5], o.fixedSubmit[10], o.fixedSubmit[15], slices.Min(o.fixedSubmit[5:16]))
 		fmt.Printf("  malformed     held-out malformed calls per turn / pass: costs a turn %.3f / %.3f; costs 0.1 %.3f / %.3f; ends the episode %.3f / %.3f\n",
 			d.InvalidPerTurn, d.PassRate, o.priced.InvalidPerTurn, o.priced.PassRate, o.stopped.InvalidPerTurn, o.stopped.PassRate)
-		f := o.fig
-		defPeak, defAt := chart.Peak(curve(f.def, reads))
-		cheapTests := curve(f.cheap, tests)
-		testPeak, testAt := chart.Peak(cheapTests)
-		short := curve(f.short, pass)[10:]
+		f := o.fig.stats()
 		fmt.Printf("  figure 12.2   default reads peak %.2f at step %d (steps 30-39 %.2f) | cost 0.05: reads 0.85 at step %d, "+
 			"tests peak %.2f at step %d, down to 0.15 at step %d | cost 0.3: turns 1.10 at step %d | 3 turns: reads 0.05 at step %d, "+
 			"pass %.2f-%.2f (steps 10-39; -1: never)\n",
-			defPeak, defAt, mean(f.def[30:40], reads),
-			chart.FirstIndex(curve(f.cheap, reads), 0, func(y float64) bool { return y >= 0.85 }), testPeak, testAt,
-			chart.FirstIndex(cheapTests, testAt, func(y float64) bool { return y <= 0.15 }),
-			chart.FirstIndex(curve(f.dear, turns), 0, func(y float64) bool { return y <= 1.10 }),
-			chart.FirstIndex(curve(f.short, reads), 0, func(y float64) bool { return y <= 0.05 }), slices.Min(short), slices.Max(short))
+			f.defPeak, f.defAt, f.defSettled, f.cheapReads, f.cheapTestPeak, f.cheapTestAt, f.cheapTestsDown, f.dearTurns,
+			f.shortReads, slices.Min(f.shortPass), slices.Max(f.shortPass))
 		fmt.Printf("  checks        %s\n", strings.Join(marks, " "))
 	}
 	fmt.Println()
