@@ -44,6 +44,10 @@ type BaseConfig struct {
 	// common are well formed.
 	MappingDemos     int
 	MappingRightProb float64 // a mapping demonstration's edit uses the right op (else a random op)
+	// RereadProb is the chance that an episode that reads reads the source a second time before its edit. It is 0
+	// in the calibrated mix, whose base agent therefore never reads right after a read; 12.3 sets it to show where
+	// the overshoot of Figure 12.2 comes from. At 0 the demonstrations' random stream is what it was without it.
+	RereadProb float64 `json:",omitempty"`
 }
 
 // DefaultBaseConfig is the calibrated demonstration mix and training schedule.
@@ -92,7 +96,7 @@ func (c BaseConfig) Validate() error {
 	}{
 		{"SubmitFirstProb", c.SubmitFirstProb}, {"ReadProb", c.ReadProb}, {"ReadRightProb", c.ReadRightProb},
 		{"SubmitProb", c.SubmitProb}, {"StallTestProb", c.StallTestProb}, {"StallOnFailProb", c.StallOnFailProb},
-		{"MalformedProb", c.MalformedProb}, {"MappingRightProb", c.MappingRightProb},
+		{"MalformedProb", c.MalformedProb}, {"MappingRightProb", c.MappingRightProb}, {"RereadProb", c.RereadProb},
 	} {
 		check(!(p.v >= 0 && p.v <= 1), "%s = %g, want a probability in [0, 1]", p.name, p.v)
 	}
@@ -129,6 +133,9 @@ func (c BaseConfig) demoCalls(task Task, mapping bool, rng *rand.Rand) [][]strin
 	read := mapping || rng.Float64() < c.ReadProb
 	if read {
 		calls = append(calls, []string{"read"})
+		if c.RereadProb > 0 && rng.Float64() < c.RereadProb {
+			calls = append(calls, []string{"read"})
+		}
 	}
 	op := Ops[rng.IntN(len(Ops))]
 	switch {

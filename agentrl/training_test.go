@@ -438,6 +438,38 @@ func TestMappingDemosLearnReadCall(t *testing.T) {
 	}
 }
 
+// TestDemonstrationsReread checks BaseConfig.RereadProb: at 1 every reading demonstration reads twice before its
+// edit, and the second read is learned (the choice to read of a mapping demonstration is not); at 0 each reads once.
+func TestDemonstrationsReread(t *testing.T) {
+	tok, train := testSetup(t)
+	readID := tok.Encode(ToolRead)[0]
+	for _, tc := range []struct {
+		p                     float64
+		reads, learnedChoices int
+	}{{0, 1, 0}, {1, 2, 1}} {
+		c := DefaultBaseConfig()
+		c.Demos, c.MappingDemos, c.MalformedProb = 0, 30, 0
+		c.RereadProb = tc.p
+		demos, err := c.Demonstrations(train, tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range demos {
+			learned := 0
+			for j, m := range d.ActionMask {
+				// The first token of a call (after "<call>") names the tool.
+				if d.IDs[j+1] == readID && d.IDs[j] == tok.CallStartID && m != 0 {
+					learned++
+				}
+			}
+			if d.Info.NReads != tc.reads || learned != tc.learnedChoices {
+				t.Errorf("RereadProb %g, demo %d: %d reads (want %d), %d learned choices to read (want %d):\n%s",
+					tc.p, i, d.Info.NReads, tc.reads, learned, tc.learnedChoices, tok.Decode(d.IDs))
+			}
+		}
+	}
+}
+
 // TestDemonstrationsStallOnFailedTest checks BaseConfig.StallOnFailProb: a demonstration whose test reported a
 // failure submits always at 0 and never at 1, while one whose tests passed always submits.
 func TestDemonstrationsStallOnFailedTest(t *testing.T) {
