@@ -7,6 +7,7 @@
 //	go run ./cmd/seeds -seeds 0,7    # other seeds
 //	go run ./cmd/seeds -base-seed 2 -seeds 0,1,2   # another draw of the base agent (agentrl.BaseConfig.Seed)
 //	go run ./cmd/seeds -reread 0.2   # a base agent whose demonstrations sometimes read twice (12.3)
+//	go run ./cmd/seeds -mapping-right 0.8   # one whose reads lead to the right edit less often (12.3)
 //
 // First, and in seconds, it repeats §12.5's comparison of error observations with early termination (C25) under
 // sampling seeds 0-9 (the notebook's is 2): the base agent's episodes on the training tasks in both environments.
@@ -16,9 +17,9 @@
 // runs on it (ours: 3 free calls, a cost ramped in), the never-submit run with and without its fix (§12.7, the fix
 // ours to run: running out of turns scored −1), the keep_obs=1 policy (§12.4), and two default runs in which a
 // malformed call costs reward (§12.5, ours: 0.1 per call, or the episode), about 4 minutes on XLA and 10 on the
-// pure-Go backend; results go to the result store, so a second call is quick. The base agent and
-// the warmed-up critic are the notebooks' ones (unless -base-seed or -reread makes another base agent): only the RL
-// generator's seed changes. Each seed's report starts with its step-0 batch, the calibration gate's statistics.
+// pure-Go backend; results go to the result store, so a second call is quick. The base agent and the warmed-up
+// critic are the notebooks' ones (unless -base-seed, -reread or -mapping-right makes another base agent): only the
+// RL generator's seed changes. Each seed's report starts with its step-0 batch, the calibration gate's statistics.
 package main
 
 import (
@@ -40,6 +41,7 @@ func main() {
 	samplingList := flag.String("sampling", "0,1,2,3,4,5,6,7,8,9", "comma-separated sampling seeds of the C25 comparison")
 	baseSeed := flag.Uint64("base-seed", agentrl.DefaultBaseConfig().Seed, "seed of the base agent's demonstrations and training")
 	reread := flag.Float64("reread", agentrl.DefaultBaseConfig().RereadProb, "chance that a reading demonstration reads twice (agentrl.BaseConfig.RereadProb)")
+	mappingRight := flag.Float64("mapping-right", agentrl.DefaultBaseConfig().MappingRightProb, "chance that a mapping demonstration edits with the right op (agentrl.BaseConfig.MappingRightProb)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "seeds: unexpected arguments %q (seeds are given with -seeds, e.g. -seeds 0,1)\n", flag.Args())
@@ -57,7 +59,7 @@ func main() {
 		os.Exit(2)
 	}
 	base := agentrl.DefaultBaseConfig()
-	base.Seed, base.RereadProb = *baseSeed, *reread
+	base.Seed, base.RereadProb, base.MappingRightProb = *baseSeed, *reread, *mappingRight
 	if err := run(base, seeds, sampling); err != nil {
 		fmt.Fprintln(os.Stderr, "seeds:", err)
 		os.Exit(1)
