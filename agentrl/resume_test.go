@@ -288,7 +288,7 @@ func TestBaseConfigValidate(t *testing.T) {
 		{"NaN learning rate", func(c *BaseConfig) { c.LR = math.NaN() }, "LR = NaN"},
 		{"probability above 1", func(c *BaseConfig) { c.ReadProb = 1.5 }, "ReadProb = 1.5"},
 		{"negative probability", func(c *BaseConfig) { c.MappingRightProb = -1 }, "MappingRightProb = -1"},
-		{"probability above one", func(c *BaseConfig) { c.RereadProb = 1.5 }, "RereadProb = 1.5"},
+		{"re-read probability above 1", func(c *BaseConfig) { c.RereadProb = 1.5 }, "RereadProb = 1.5"},
 		{"tests that do not sum to 1", func(c *BaseConfig) { c.TestsAfterEdit = []float64{0.5, 0.4} }, "TestsAfterEdit"},
 		{"no test distribution", func(c *BaseConfig) { c.TestsAfterEdit = nil }, "TestsAfterEdit"},
 		{"blind tests out of range", func(c *BaseConfig) { c.BlindTestsAfterEdit = []float64{2, -1} }, "BlindTestsAfterEdit holds 2"},
