@@ -8,6 +8,7 @@
 //	go run ./cmd/seeds -base-seed 2 -seeds 0,1,2   # another draw of the base agent (agentrl.BaseConfig.Seed)
 //	go run ./cmd/seeds -reread 0.2   # a base agent whose demonstrations sometimes read twice (12.3)
 //	go run ./cmd/seeds -mapping-right 0.8   # one whose reads lead to the right edit less often (12.3)
+//	go run ./cmd/seeds -minibatches 4 -lr 1.5e-4   # another RL update (agentrl.RLConfig)
 //
 // First, and in seconds, it repeats §12.5's comparison of error observations with early termination (C25) under
 // sampling seeds 0-9 (the notebook's is 2): the base agent's episodes on the training tasks in both environments.
@@ -23,6 +24,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -42,6 +44,10 @@ func main() {
 	baseSeed := flag.Uint64("base-seed", agentrl.DefaultBaseConfig().Seed, "seed of the base agent's demonstrations and training")
 	reread := flag.Float64("reread", agentrl.DefaultBaseConfig().RereadProb, "chance that a reading demonstration reads twice (agentrl.BaseConfig.RereadProb)")
 	mappingRight := flag.Float64("mapping-right", agentrl.DefaultBaseConfig().MappingRightProb, "chance that a mapping demonstration edits with the right op (agentrl.BaseConfig.MappingRightProb)")
+	rl := agentrl.DefaultRLConfig()
+	flag.Float64Var(&rl.LR, "lr", rl.LR, "RL learning rate (agentrl.RLConfig.LR)")
+	flag.IntVar(&rl.Minibatches, "minibatches", rl.Minibatches, "minibatches per RL update (agentrl.RLConfig.Minibatches)")
+	flag.IntVar(&rl.Epochs, "epochs", rl.Epochs, "passes over each batch (agentrl.RLConfig.Epochs)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "seeds: unexpected arguments %q (seeds are given with -seeds, e.g. -seeds 0,1)\n", flag.Args())
@@ -60,7 +66,11 @@ func main() {
 	}
 	base := agentrl.DefaultBaseConfig()
 	base.Seed, base.RereadProb, base.MappingRightProb = *baseSeed, *reread, *mappingRight
-	if err := run(base, seeds, sampling); err != nil {
+	if err := errors.Join(rl.Validate(), base.Validate()); err != nil { // before minutes of training
+		fmt.Fprintln(os.Stderr, "seeds:", err)
+		os.Exit(2)
+	}
+	if err := run(base, rl, seeds, sampling); err != nil {
 		fmt.Fprintln(os.Stderr, "seeds:", err)
 		os.Exit(1)
 	}
@@ -254,7 +264,7 @@ func parseSeeds(list string) ([]uint64, error) {
 	return seeds, nil
 }
 
-func run(baseCfg agentrl.BaseConfig, seeds, sampling []uint64) error {
+func run(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig, seeds, sampling []uint64) error {
 	numerics, err := gomlxmodel.Numerics() // the runs, and so the counts, are those of this backend and processor
 	if err != nil {
 		return err
@@ -267,7 +277,7 @@ func run(baseCfg agentrl.BaseConfig, seeds, sampling []uint64) error {
 	if err != nil {
 		return err
 	}
-	l := lab{store: store, tok: agentrl.BuildTokenizer(all)}
+	l := lab{store: store, tok: agentrl.BuildTokenizer(all), rl: rl}
 	if l.train, err = agentrl.MakeTasks(agentrl.SplitTrain); err != nil {
 		return err
 	}
@@ -280,7 +290,8 @@ func run(baseCfg agentrl.BaseConfig, seeds, sampling []uint64) error {
 	if l.baseID, err = agentrl.Fingerprint(l.base); err != nil {
 		return err
 	}
-	fmt.Printf("numerics %s | base agent %s | RL seeds %v\n", numerics, agentrl.BaseKey(l.tok, baseCfg), seeds)
+	fmt.Printf("numerics %s | base agent %s | RL lr %g, %d minibatches, %d epochs | RL seeds %v\n",
+		numerics, agentrl.BaseKey(l.tok, baseCfg), rl.LR, rl.Minibatches, rl.Epochs, seeds)
 	if err := l.earlyStop(sampling); err != nil {
 		return err
 	}
@@ -341,14 +352,16 @@ func run(baseCfg agentrl.BaseConfig, seeds, sampling []uint64) error {
 	return nil
 }
 
-// lab holds what every experiment of the command shares: the result store, the tokenizer, the task splits and the
-// base agent with its fingerprint.
+// lab holds what every experiment of the command shares: the result store, the tokenizer, the task splits, the
+// base agent with its fingerprint, and the RL configuration every run starts from (the book's defaults unless
+// -lr, -minibatches or -epochs changes them).
 type lab struct {
 	store          *agentrl.Store
 	tok            *agentrl.Tokenizer
 	train, heldout []agentrl.Task
 	base           *gomlxmodel.Model
 	baseID         string
+	rl             agentrl.RLConfig
 }
 
 // mark is a check's mark in the per-seed report.
@@ -363,7 +376,7 @@ func mark(ok bool) string {
 func (l lab) runSeed(seed uint64) (outcome, error) {
 	var o outcome
 	store, base, tok, train, heldout := l.store, l.base, l.tok, l.train, l.heldout
-	cfg := agentrl.DefaultRLConfig()
+	cfg := l.rl
 	cfg.Seed = seed
 	if err := l.creditArms(&o, seed); err != nil {
 		return o, err
@@ -454,7 +467,7 @@ func malformedPerTurn(run *agentrl.Run) (start, end float64, err error) {
 // within 0.06. The two samples share their seed and so their first episodes; they part at the first episode that
 // ends differently, since the lockstep sampler's later draws then land on other episodes.
 func (l lab) earlyStop(seeds []uint64) error {
-	cfg := agentrl.DefaultRLConfig()
+	cfg := l.rl
 	stop := earlyStopEnv(cfg)
 	sample := func(f agentrl.EnvFactory, seed uint64) (erred, pass, perEpisode float64, err error) {
 		trajs, err := agentrl.SampleGroups(l.base, f, l.train, l.tok, cfg, agentrl.NewRNG(seed))
@@ -500,7 +513,7 @@ func (l lab) earlyStop(seeds []uint64) error {
 // evaluates them as 12.2 does.
 func (l lab) creditArms(o *outcome, seed uint64) error {
 	store, base, baseID, tok, train := l.store, l.base, l.baseID, l.tok, l.train
-	costCfg := agentrl.DefaultRLConfig()
+	costCfg := l.rl
 	costCfg.Reward.StepPenalty = 0.05
 	critic, err := agentrl.Cached(store, agentrl.Key("12.2/critic", baseID, costCfg), agentrl.CriticCodec,
 		func() (*gomlxmodel.Critic, error) { return agentrl.WarmCritic(base, train, tok, costCfg) })
