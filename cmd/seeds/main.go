@@ -93,6 +93,7 @@ type outcome struct {
 	singleTurn                   agentrl.Stats // §12.6 default policy on single-turn tasks
 	turns3                       agentrl.Stats // §12.3 max_turns 3 row
 	turns3Reward                 float64       // its batch reward, mean of steps 30-39
+	blindCeiling                 float64       // the best blind op's pass rate on the training tasks (12.3)
 	penalty                      agentrl.Stats // §12.3 penalty 0.3 row (held_out)
 	penaltyReward                float64       // its batch reward, mean of steps 30-39
 	penaltyWindows               [4]float64    // §12.7 its turns per episode by 10-step window
@@ -189,10 +190,10 @@ var checks = []check{
 		low := slices.Min(o.neverSubmit[5:16])
 		return low <= 0.30 && low <= o.neverSubmit[0]-0.30
 	}},
-	{"C15", "3-turn arm: blind guesser (turns 1.9–2.2, pass 0.20 ± 0.04, reward 0.18 ± 0.05) or reader", func(o outcome) bool {
+	{"C15", "3-turn arm: blind guesser (turns 1.9–2.2, pass 0.20 ± 0.04, reward 0.18 ± 0.05, training pass never above the blind ceiling + 0.05) or reader", func(o outcome) bool {
 		s := o.turns3
 		blind := s.Reads <= 0.05 && s.Edits >= 0.90 && s.Turns >= 1.9 && s.Turns <= 2.2 && math.Abs(s.PassRate-0.20) <= 0.04 &&
-			math.Abs(o.turns3Reward-0.18) <= 0.05
+			math.Abs(o.turns3Reward-0.18) <= 0.05 && slices.Max(curve(o.fig.short, pass)[10:]) <= o.blindCeiling+0.05
 		return blind || (s.Reads >= 0.5 && s.PassRate <= 0.50)
 	}},
 	{"C19", "masking halves the full-context policy's tests and shortens its episodes, pass within 0.08", func(o outcome) bool {
@@ -421,6 +422,13 @@ func (l lab) runSeed(seed uint64) (outcome, error) {
 		return o, err
 	}
 	o.turns3Reward = mean(arm.History[30:40], func(s agentrl.Stats) float64 { return s.Reward })
+	for _, op := range agentrl.Ops {
+		p, err := agentrl.BlindPass(train, op)
+		if err != nil {
+			return o, err
+		}
+		o.blindCeiling = max(o.blindCeiling, p)
+	}
 	o.fig.short = arm.History
 
 	if err := l.costRemedies(&o, cfg); err != nil {

@@ -228,3 +228,38 @@ func TestFigure122Checks(t *testing.T) {
 		}
 	}
 }
+
+// TestThreeTurnRegimes holds C15's check to its two regimes, starting from the book's row (a blind guesser) and
+// breaking one part of the guesser's rule at a time; a reader is held only to its own rule.
+func TestThreeTurnRegimes(t *testing.T) {
+	book := func() outcome {
+		var o outcome
+		o.turns3 = agentrl.Stats{PassRate: 0.200, Reads: 0.00, Tests: 0.00, Edits: 0.99, Turns: 2.03}
+		o.turns3Reward, o.blindCeiling = 0.181, 0.200
+		o.fig.short = history(func(int) agentrl.Stats { return agentrl.Stats{PassRate: 0.18} })
+		return o
+	}
+	tests := []struct {
+		name  string
+		edit  func(*outcome)
+		holds bool
+	}{
+		{"book", func(*outcome) {}, true},
+		{"turns above 2.2", func(o *outcome) { o.turns3.Turns = 2.59 }, false},
+		{"batch reward above 0.23", func(o *outcome) { o.turns3Reward = 0.239 }, false},
+		{"held-out pass off 0.20", func(o *outcome) { o.turns3.PassRate = 0.25 }, false},
+		{"reads without being a reader", func(o *outcome) { o.turns3.Reads = 0.2 }, false},
+		{"training pass clearly above the blind ceiling", func(o *outcome) {
+			o.fig.short = history(func(s int) agentrl.Stats { return agentrl.Stats{PassRate: ramp(s, 10, 30, 0.18, 0.30)} })
+		}, false},
+		{"a reader within its rule", func(o *outcome) { o.turns3 = agentrl.Stats{PassRate: 0.41, Reads: 0.95, Edits: 0.95, Turns: 2.9} }, true},
+		{"a reader passing too much", func(o *outcome) { o.turns3 = agentrl.Stats{PassRate: 0.69, Reads: 0.92, Edits: 0.90, Turns: 2.95} }, false},
+	}
+	for _, tc := range tests {
+		o := book()
+		tc.edit(&o)
+		if got := checkByID(t, "C15").holds(o); got != tc.holds {
+			t.Errorf("%s: C15 holds = %v, want %v", tc.name, got, tc.holds)
+		}
+	}
+}
