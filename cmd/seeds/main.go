@@ -36,6 +36,7 @@ import (
 	"github.com/agentrl-go/agentrl/agentrl"
 	"github.com/agentrl-go/agentrl/chart"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
+	"github.com/agentrl-go/agentrl/internal/targets"
 )
 
 func main() {
@@ -124,8 +125,6 @@ func tests(s agentrl.Stats) float64 { return s.Tests }
 func turns(s agentrl.Stats) float64 { return s.Turns }
 func pass(s agentrl.Stats) float64  { return s.PassRate }
 
-// near reports whether step is a step within 5 of centre (the report's reading of "around step centre").
-func near(step, centre int) bool { return step >= 0 && step >= centre-5 && step <= centre+5 }
 
 // fig122Stats is what Figure 12.2's claims read off the curves, as 12.3's cell prints it (a step is the first at
 // which a 5-step average crosses the level; -1 if none).
@@ -168,71 +167,73 @@ type creditArm struct {
 	trainTests float64
 }
 
+// row is a policy's held-out statistics as the rules read them.
+func row(s agentrl.Stats) targets.Row {
+	return targets.Row{Pass: s.PassRate, Reads: s.Reads, Tests: s.Tests, Edits: s.Edits, Turns: s.Turns}
+}
+
+// step is a step as the rules read it: +Inf for one that never came (-1).
+func step(i int) float64 {
+	if i < 0 {
+		return math.Inf(1)
+	}
+	return float64(i)
+}
+
+// The book's checks are internal/targets' rules, which the notebooks' report applies to the printed lines.
 var checks = []check{
 	{"C8", "the step cost removes the test: outcome arm's tests ≤ 0.15 in training (steps 30–39) and held out", func(o outcome) bool {
-		return o.credit[0].trainTests <= 0.15 && o.credit[0].held.Tests <= 0.15
+		return targets.Holds(targets.C8(o.credit[0].trainTests, o.credit[0].held.Tests))
 	}},
 	{"C10", "all arms read (≥ 0.85); outcome arm's tests and turns ≤ the critic arms' minimum + 0.05", func(o outcome) bool {
-		out, tok, turn := o.credit[0].held, o.credit[1].held, o.credit[2].held
-		return min(out.Reads, tok.Reads, turn.Reads) >= 0.85 &&
-			out.Tests <= min(tok.Tests, turn.Tests)+0.05 && out.Turns <= min(tok.Turns, turn.Turns)+0.05
+		return targets.Holds(targets.C10(row(o.credit[0].held), row(o.credit[1].held), row(o.credit[2].held)))
 	}},
-	{"C12", "the free test habit survives: tests ≥ 0.40", func(o outcome) bool { return o.defaultHeld.Tests >= 0.40 }},
+	{"C12", "the free test habit survives: tests ≥ 0.40", func(o outcome) bool { return targets.Holds(targets.C12(o.defaultHeld.Tests)) }},
 	{"C14", "cost 0.3: submits at once (pass ≤ 0.01, reads/tests/edits ≤ 0.02, turns 1–1.05, reward −0.32 to −0.29)", func(o outcome) bool {
-		s, r := o.penalty, o.penaltyReward
-		return s.PassRate <= 0.01 && max(s.Reads, s.Tests, s.Edits) <= 0.02 && s.Turns >= 1 && s.Turns <= 1.05 && r >= -0.32 && r <= -0.29
+		return targets.Holds(targets.C14(row(o.penalty), o.penaltyReward))
 	}},
 	{"C32", "cost 0.3: turns by 10-step window, the first in [1.2, 2.6], the others ≤ 1.10, the last within 0.05 of C14's held-out turns", func(o outcome) bool {
-		w := o.penaltyWindows
-		return w[0] >= 1.2 && w[0] <= 2.6 && max(w[1], w[2], w[3]) <= 1.10 && math.Abs(w[3]-o.penalty.Turns) <= 0.05
+		return targets.Holds(targets.C32(o.penaltyWindows, o.penalty.Turns))
 	}},
 	{"C34", "never-submit run stalls: min submit rate over steps 5–15 ≤ 0.30 and ≤ step 0's − 0.30", func(o outcome) bool {
-		low := slices.Min(o.neverSubmit[5:16])
-		return low <= 0.30 && low <= o.neverSubmit[0]-0.30
+		return targets.Holds(targets.C34(slices.Min(o.neverSubmit[5:16]), o.neverSubmit[0]))
 	}},
 	{"C15", "3-turn arm: blind guesser (turns 1.9–2.2, pass 0.20 ± 0.04, reward 0.18 ± 0.05, training pass never above the blind ceiling + 0.05) or reader", func(o outcome) bool {
-		s := o.turns3
-		blind := s.Reads <= 0.05 && s.Edits >= 0.90 && s.Turns >= 1.9 && s.Turns <= 2.2 && math.Abs(s.PassRate-0.20) <= 0.04 &&
-			math.Abs(o.turns3Reward-0.18) <= 0.05 && slices.Max(curve(o.fig.short, pass)[10:]) <= o.blindCeiling+0.05
-		return blind || (s.Reads >= 0.5 && s.PassRate <= 0.50)
+		return targets.C15(row(o.turns3), o.turns3Reward, slices.Max(curve(o.fig.short, pass)[10:]), o.blindCeiling).OK
 	}},
 	{"C19", "masking halves the full-context policy's tests and shortens its episodes, pass within 0.08", func(o outcome) bool {
-		return o.fullMasked.Tests <= 0.5*o.fullCtx.Tests && math.Abs(o.fullMasked.PassRate-o.fullCtx.PassRate) <= 0.08 &&
-			o.fullMasked.Turns < o.fullCtx.Turns
+		return targets.Holds(targets.C19(row(o.fullCtx), row(o.fullMasked)))
 	}},
 	{"C21", "the masked policy loses ≥ 0.10 pass and gains ≥ 0.8 turns under the full context, more than masking costs the full policy + 0.1", func(o outcome) bool {
-		lost := o.maskedOwn.PassRate - o.maskedFull.PassRate
-		return lost >= 0.10 && o.maskedFull.Turns >= o.maskedOwn.Turns+0.8 &&
-			lost > o.fullCtx.PassRate-o.fullMasked.PassRate+0.1
+		return targets.Holds(targets.C21(row(o.maskedFull), row(o.maskedOwn), row(o.fullCtx), row(o.fullMasked)))
 	}},
-	{"C23", "no observations: the masked policy passes ≤ 0.05", func(o outcome) bool { return o.mask0.PassRate <= 0.05 }},
+	{"C23", "no observations: the masked policy passes ≤ 0.05", func(o outcome) bool { return targets.Holds(targets.C23(o.mask0.PassRate)) }},
 	{"C27", "malformed calls per turn, end / start in [0.4, 1.1]", func(o outcome) bool {
-		r := o.invalidEnd / o.invalidStart
-		return r >= 0.4 && r <= 1.1 && o.invalidEnd >= 0.005
+		return targets.Holds(targets.C27(o.invalidStart, o.invalidEnd))
 	}},
 	{"C28", "single-turn tasks: the multi-turn policy passes ≤ 0.05 and reads ≤ 0.05", func(o outcome) bool {
-		return o.singleTurn.PassRate <= 0.05 && o.singleTurn.Reads <= 0.05
+		return targets.Holds(targets.C28(row(o.singleTurn)))
 	}},
 	// Figure 12.2's claims (reproduction-targets.md section B; notebooks/report.go, F2a–F2d).
 	{"F2a", "cost 0.3: turns (5-step average) down to 1.10 by step 15, before the pass rate rises 0.10", func(o outcome) bool {
 		s := o.fig.stats()
-		return s.dearTurns >= 0 && s.dearTurns <= 15 && (s.dearRise < 0 || s.dearTurns < s.dearRise)
+		return targets.Holds(targets.F2a(step(s.dearTurns), step(s.dearRise)))
 	}},
 	{"F2b", "3 turns: reads down to 0.05 by step 15 and pass in [0.10, 0.30] over steps 10–39 (a reader is not held to it)", func(o outcome) bool {
-		if o.turns3.Reads >= 0.5 {
+		if targets.IsReader(row(o.turns3)) {
 			return true
 		}
 		s := o.fig.stats()
-		return s.shortReads >= 0 && s.shortReads <= 15 && slices.Min(s.shortPass) >= 0.10 && slices.Max(s.shortPass) <= 0.30
+		return targets.Holds(targets.F2b(step(s.shortReads), slices.Min(s.shortPass), slices.Max(s.shortPass)))
 	}},
 	{"F2c", "default: reads overshoot, peaking at step 12 ± 5 at least 0.10 above steps 30–39, which are in [0.85, 1.20]", func(o outcome) bool {
 		s := o.fig.stats()
-		return near(s.defAt, 12) && s.defPeak >= s.defSettled+0.10 && s.defSettled >= 0.85 && s.defSettled <= 1.20
+		return targets.Holds(targets.F2c(s.defPeak, step(s.defAt), s.defSettled))
 	}},
 	{"F2d", "cost 0.05: reads up to 0.85 at step 25 ± 5; tests rise with the default's, then down to 0.15 at step 27 ± 5", func(o outcome) bool {
 		s := o.fig.stats()
-		return near(s.cheapReads, 25) && s.cheapTestPeak >= s.cheapTests[0]+0.10 &&
-			s.defTests[s.cheapTestAt] >= s.defTests[0]+0.10 && near(s.cheapTestsDown, 27)
+		return targets.Holds(targets.F2d(targets.Cheap{ReadsUp: step(s.cheapReads), TestsStart: s.cheapTests[0], TestsPeak: s.cheapTestPeak,
+			DefaultStart: s.defTests[0], DefaultAt: s.defTests[s.cheapTestAt], TestsDown: step(s.cheapTestsDown)}))
 	}},
 	// Ours, not the book's: a remedy works when the policy learns to repair instead of collapsing (0.3 cost alone:
 	// held-out pass 0). The blind-guess ceiling is 0.20, so passing half the held-out tasks takes reading.
