@@ -634,23 +634,21 @@ func (c *ruleCtx) row(id string, at [5]int) targets.Row {
 // soft adds a check that is reported but never gates.
 func (c *ruleCtx) soft(class, desc string, ok bool) { c.add(class, true, desc, ok) }
 
-// in adds lo ≤ x ≤ hi (with a little slack for printed rounding).
+// in adds lo ≤ x ≤ hi (with a little slack for printed rounding), worded as internal/targets words its rules.
 func (c *ruleCtx) in(class, name string, x, lo, hi float64) {
-	c.check(class, fmt.Sprintf("%s in [%s, %s]", name, fmtNum(lo), fmtNum(hi)), x >= lo-1e-9 && x <= hi+1e-9)
+	c.rule(class, targets.Within(name, x, lo, hi))
 }
 
 // near adds |x − centre| ≤ tol.
 func (c *ruleCtx) near(class, name string, x, centre, tol float64) {
-	c.check(class, fmt.Sprintf("%s %s ± %s", name, fmtNum(centre), fmtNum(tol)), math.Abs(x-centre) <= tol+1e-9)
+	c.rule(class, targets.Near(name, x, centre, tol))
 }
 
-func (c *ruleCtx) le(class, name string, x, hi float64) {
-	c.check(class, fmt.Sprintf("%s ≤ %s", name, fmtNum(hi)), x <= hi+1e-9)
-}
+// le adds x ≤ hi.
+func (c *ruleCtx) le(class, name string, x, hi float64) { c.rule(class, targets.AtMost(name, x, hi)) }
 
-func (c *ruleCtx) ge(class, name string, x, lo float64) {
-	c.check(class, fmt.Sprintf("%s ≥ %s", name, fmtNum(lo)), x >= lo-1e-9)
-}
+// ge adds x ≥ lo.
+func (c *ruleCtx) ge(class, name string, x, lo float64) { c.rule(class, targets.AtLeast(name, x, lo)) }
 
 // baseShift says how a class 2 band moves when re-centred on our base agent: by pass·Δpass + turns·Δturns +
 // submit·Δsubmit, where Δ is our base agent's step-0 statistic less the book's (the calibration gate's pass 0.17,
@@ -694,7 +692,8 @@ func (c *ruleCtx) inBase(s baseShift, name string, x, lo, hi float64) {
 	}
 }
 
-func fmtNum(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
+// fmtNum formats a number as the rules' descriptions do.
+func fmtNum(x float64) string { return targets.Num(x) }
 
 // Display rounding: a value printed with d decimals is within half a unit of the last place.
 const (
