@@ -125,7 +125,6 @@ func tests(s agentrl.Stats) float64 { return s.Tests }
 func turns(s agentrl.Stats) float64 { return s.Turns }
 func pass(s agentrl.Stats) float64  { return s.PassRate }
 
-
 // fig122Stats is what Figure 12.2's claims read off the curves, as 12.3's cell prints it (a step is the first at
 // which a 5-step average crosses the level; -1 if none).
 type fig122Stats struct {
