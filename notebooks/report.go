@@ -598,8 +598,8 @@ func (c *ruleCtx) add(class string, soft bool, desc string, ok bool) {
 // check adds a check of the given class.
 func (c *ruleCtx) check(class, desc string, ok bool) { c.add(class, false, desc, ok) }
 
-// rule adds the clauses of a rule that cmd/seeds decides too (internal/targets) as checks of the given class; when
-// a line the rule reads is missing, every clause is marked not applicable.
+// rule adds clauses built by internal/targets (a rule cmd/seeds decides too, or one band) as checks of the given
+// class; when a line they read is missing, every clause is marked not applicable.
 func (c *ruleCtx) rule(class string, clauses ...targets.Clause) {
 	missing := c.missing
 	for _, cl := range clauses {

@@ -291,6 +291,13 @@ func run(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig, seeds, sampling []uint
 	if l.baseID, err = agentrl.Fingerprint(l.base); err != nil {
 		return err
 	}
+	for _, op := range agentrl.Ops {
+		p, err := agentrl.BlindPass(l.train, op)
+		if err != nil {
+			return err
+		}
+		l.blindCeiling = max(l.blindCeiling, p)
+	}
 	fmt.Printf("numerics %s | base agent %s | RL lr %g, %d minibatches, %d epochs | RL seeds %v\n",
 		numerics, agentrl.BaseKey(l.tok, baseCfg), rl.LR, rl.Minibatches, rl.Epochs, seeds)
 	if err := l.earlyStop(sampling); err != nil {
@@ -353,9 +360,9 @@ func run(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig, seeds, sampling []uint
 	return nil
 }
 
-// lab holds what every experiment of the command shares: the result store, the tokenizer, the task splits, the
-// base agent with its fingerprint, and the RL configuration every run starts from (the book's defaults unless
-// -lr, -minibatches or -epochs changes them).
+// lab holds what every experiment of the command shares: the result store, the tokenizer, the task splits (with
+// the training tasks' blind ceiling), the base agent with its fingerprint, and the RL configuration every run starts
+// from (the book's defaults unless -lr, -minibatches or -epochs changes them).
 type lab struct {
 	store          *agentrl.Store
 	tok            *agentrl.Tokenizer
@@ -363,6 +370,7 @@ type lab struct {
 	base           *gomlxmodel.Model
 	baseID         string
 	rl             agentrl.RLConfig
+	blindCeiling   float64 // the best blind op's pass rate on the training tasks (C15)
 }
 
 // mark is a check's mark in the per-seed report.
@@ -421,14 +429,7 @@ func (l lab) runSeed(seed uint64) (outcome, error) {
 	if o.turns3, err = heldOut(arm.Policy, heldout, short, nil); err != nil {
 		return o, err
 	}
-	o.turns3Reward = mean(arm.History[30:40], func(s agentrl.Stats) float64 { return s.Reward })
-	for _, op := range agentrl.Ops {
-		p, err := agentrl.BlindPass(train, op)
-		if err != nil {
-			return o, err
-		}
-		o.blindCeiling = max(o.blindCeiling, p)
-	}
+	o.turns3Reward, o.blindCeiling = mean(arm.History[30:40], func(s agentrl.Stats) float64 { return s.Reward }), l.blindCeiling
 	o.fig.short = arm.History
 
 	if err := l.costRemedies(&o, cfg); err != nil {
