@@ -47,6 +47,7 @@ type RLConfig struct {
 	Epochs         int        // passes over each batch
 	Minibatches    int        // minibatches per pass
 	MaxGradNorm    float64    // global gradient-norm clip (0: none)
+	KLCoef         float64    `json:",omitempty"` // probe: KL to the starting policy (k3), folded into the advantages
 }
 
 // DefaultRLConfig returns the book's defaults: 6 turns, one edit, hidden-test reward, 8 tasks × 8 episodes per step,
@@ -94,6 +95,7 @@ func (c RLConfig) Validate() error {
 	check(c.Epochs < 1, "Epochs = %d, want >= 1", c.Epochs)
 	check(c.Minibatches < 1, "Minibatches = %d, want >= 1", c.Minibatches)
 	check(!(c.MaxGradNorm >= 0) || math.IsInf(c.MaxGradNorm, 0), "MaxGradNorm = %g, want >= 0 (0: no clipping)", c.MaxGradNorm)
+	check(!(c.KLCoef >= 0) || math.IsInf(c.KLCoef, 0), "KLCoef = %g, want >= 0 (0: no KL term)", c.KLCoef)
 	if _, err := c.Reward.Func(); err != nil {
 		errs = append(errs, fmt.Errorf("Reward: %w", err))
 	}

@@ -146,6 +146,7 @@ func TrainedRun(store *Store, base *gomlxmodel.Model, tok *Tokenizer, tasks []Ta
 			}
 			run.Policy = policy
 		}
+		run.Policy.SetAnchor(base) // cfg.KLCoef's reference, also after a resume
 		err := trainRL(run, src, tasks, tok, steps, func(int) RLConfig { return cfg }, Logged(factory, &run.Log), res)
 		return run, err
 	})

@@ -159,6 +159,8 @@ func TestConfigValidate(t *testing.T) {
 		{"NaN clip", func(c *RLConfig) { c.ClipEps = nan }, "ClipEps"},
 		{"NaN gradient-norm clip", func(c *RLConfig) { c.MaxGradNorm = nan }, "MaxGradNorm"},
 		{"negative gradient-norm clip", func(c *RLConfig) { c.MaxGradNorm = -1 }, "MaxGradNorm"},
+		{"negative KL coefficient", func(c *RLConfig) { c.KLCoef = -0.1 }, "KLCoef"},
+		{"NaN KL coefficient", func(c *RLConfig) { c.KLCoef = nan }, "KLCoef"},
 		{"unknown reward", func(c *RLConfig) { c.Reward.Kind = "visible-ish" }, "unknown kind"},
 		{"NaN step penalty", func(c *RLConfig) { c.Reward.StepPenalty = nan }, "step penalty"},
 		{"infinite wrong-submit reward", func(c *RLConfig) { c.Reward.WrongSubmit = -inf }, "wrong submit"},
@@ -174,6 +176,101 @@ func TestConfigValidate(t *testing.T) {
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.field) {
 			t.Errorf("%s: Validate() = %v, want an error naming %s", tc.name, err, tc.field)
 		}
+	}
+}
+
+// TestFoldKL checks the KL term's advantage shift A − β(1 − π_ref/π) on every policy token of a sampled batch (and
+// nothing elsewhere), and that it vanishes with the sampling policy itself as the reference.
+func TestFoldKL(t *testing.T) {
+	tok, train := testSetup(t)
+	policy := tinyPolicy(t, tok)
+	other, err := gomlxmodel.New(policy.Config(), 11) // another draw of the same architecture
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultRLConfig()
+	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns = 2, 2, 3
+	trajs, _, err := SampleStep(policy, nil, train, tok, cfg, NewRNG(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := Collate(trajs, tok.PadID)
+	otherLogp, err := other.SequenceLogProbs(batch.IDs, batch.B, batch.T)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		ref  *gomlxmodel.Model
+		want func(i int) float64 // shift of policy position i's advantage at β = 0.5
+	}{
+		{"reference is the sampler", policy, func(int) float64 { return 0 }},
+		{"another reference", other, func(i int) float64 {
+			return -0.5 * (1 - min(math.Exp(float64(otherLogp[i]-batch.Logp[i])), 10))
+		}},
+	} {
+		adv := make([]float32, len(batch.ActionMask))
+		if err := foldKL(tc.ref, batch, adv, 0.5); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		moved := 0
+		for i, got := range adv {
+			want := 0.0
+			if batch.ActionMask[i] != 0 {
+				want = tc.want(i)
+			}
+			if math.Abs(float64(got)-want) > 1e-5 {
+				t.Fatalf("%s: position %d: shift %g, want %g", tc.name, i, got, want)
+			}
+			if math.Abs(float64(got)) > 1e-3 {
+				moved++
+			}
+		}
+		if tc.ref == other && moved == 0 {
+			t.Fatalf("%s: no advantage moved", tc.name)
+		}
+	}
+}
+
+// TestRLUpdateAnchorsToStart checks that a KL-regularized update anchors a policy without an anchor to the weights
+// it had before its first update, and keeps that anchor.
+func TestRLUpdateAnchorsToStart(t *testing.T) {
+	tok, train := testSetup(t)
+	policy := tinyPolicy(t, tok)
+	start, err := policy.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultRLConfig()
+	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns, cfg.KLCoef = 2, 2, 3, 0.1
+	rng := NewRNG(1)
+	for range 2 {
+		trajs, _, err := SampleStep(policy, nil, train, tok, cfg, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch := Collate(trajs, tok.PadID)
+		adv := BroadcastAdvantages(ComputeAdvantages(batch.Rewards, cfg.GroupSize), batch.Mask())
+		if _, err := RLUpdate(policy, batch, adv, cfg, rng); err != nil {
+			t.Fatal(err)
+		}
+	}
+	anchor, err := policy.Anchor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	weights := func(m *gomlxmodel.Model) []byte {
+		var buf bytes.Buffer
+		if _, err := m.WriteTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	if !bytes.Equal(weights(anchor), weights(start)) {
+		t.Fatal("the anchor is not the policy as it was before its first update")
+	}
+	if bytes.Equal(weights(policy), weights(start)) {
+		t.Fatal("the updates did not move the policy")
 	}
 }
 

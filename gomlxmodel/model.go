@@ -14,8 +14,9 @@ import (
 // Token ids are int32 rows, right-padded; positions t of a row predict token t+1. Methods are safe
 // for concurrent use (calls on one Model are serialized).
 type Model struct {
-	mu sync.Mutex
-	st *netState
+	mu     sync.Mutex
+	st     *netState
+	anchor *Model // see Anchor
 }
 
 // New returns a TinyAgent with seeded initialization: the same cfg and seed give bit-identical
@@ -51,6 +52,30 @@ func (m *Model) Clone() (*Model, error) {
 		return nil, err
 	}
 	return &Model{st: st}, nil
+}
+
+// SetAnchor makes ref the model's anchor, the policy a KL-regularized update pulls it towards (nil: none yet).
+// ref is read, never trained, by the updates; the caller must not train it either.
+func (m *Model) SetAnchor(ref *Model) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.anchor = ref
+}
+
+// Anchor returns the model's anchor; a model without one is first given a copy of itself (weights as they are
+// now), so that a run's first KL-regularized update anchors the run to where it started. Clone does not copy
+// the anchor.
+func (m *Model) Anchor() (*Model, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.anchor == nil {
+		st, err := m.st.clone()
+		if err != nil {
+			return nil, err
+		}
+		m.anchor = &Model{st: st}
+	}
+	return m.anchor, nil
 }
 
 // ParamNames returns the names of the model's parameters in storage order: "tok", "pos", then each layer's

@@ -9,6 +9,7 @@
 //	go run ./cmd/seeds -reread 0.2   # a base agent whose demonstrations sometimes read twice (12.3)
 //	go run ./cmd/seeds -mapping-right 0.8   # one whose reads lead to the right edit less often (12.3)
 //	go run ./cmd/seeds -minibatches 4 -lr 1.5e-4   # another RL update (agentrl.RLConfig)
+//	go run ./cmd/seeds -kl 0.1       # a KL penalty towards the base agent (agentrl.RLConfig.KLCoef)
 //
 // First, and in seconds, it repeats §12.5's comparison of error observations with early termination (C25) under
 // sampling seeds 0-9 (the notebook's is 2): the base agent's episodes on the training tasks in both environments.
@@ -49,6 +50,7 @@ func main() {
 	flag.Float64Var(&rl.LR, "lr", rl.LR, "RL learning rate (agentrl.RLConfig.LR)")
 	flag.IntVar(&rl.Minibatches, "minibatches", rl.Minibatches, "minibatches per RL update (agentrl.RLConfig.Minibatches)")
 	flag.IntVar(&rl.Epochs, "epochs", rl.Epochs, "passes over each batch (agentrl.RLConfig.Epochs)")
+	flag.Float64Var(&rl.KLCoef, "kl", rl.KLCoef, "KL penalty towards the base agent (agentrl.RLConfig.KLCoef)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "seeds: unexpected arguments %q (seeds are given with -seeds, e.g. -seeds 0,1)\n", flag.Args())
@@ -298,8 +300,8 @@ func run(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig, seeds, sampling []uint
 		}
 		l.blindCeiling = max(l.blindCeiling, p)
 	}
-	fmt.Printf("numerics %s | base agent %s | RL lr %g, %d minibatches, %d epochs | RL seeds %v\n",
-		numerics, agentrl.BaseKey(l.tok, baseCfg), rl.LR, rl.Minibatches, rl.Epochs, seeds)
+	fmt.Printf("numerics %s | base agent %s | RL lr %g, %d minibatches, %d epochs, KL %g | RL seeds %v\n",
+		numerics, agentrl.BaseKey(l.tok, baseCfg), rl.LR, rl.Minibatches, rl.Epochs, rl.KLCoef, seeds)
 	if err := l.earlyStop(sampling); err != nil {
 		return err
 	}
