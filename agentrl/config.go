@@ -47,7 +47,10 @@ type RLConfig struct {
 	Epochs         int        // passes over each batch
 	Minibatches    int        // minibatches per pass
 	MaxGradNorm    float64    // global gradient-norm clip (0: none)
-	KLCoef         float64    `json:",omitempty"` // probe: KL to the starting policy (k3), folded into the advantages
+	// KLCoef (β; ours, 0 by default, as the book's loop shows no KL term) adds β·KL(policy ‖ anchor) per policy
+	// token to the loss: the published GRPO's pull towards the policy a run started from (DeepSeekMath: β 0.04).
+	// RLUpdate applies it, so every RL loop does; see gomlxmodel.Model.Anchor for the anchor.
+	KLCoef float64 `json:",omitempty"`
 }
 
 // DefaultRLConfig returns the book's defaults: 6 turns, one edit, hidden-test reward, 8 tasks × 8 episodes per step,
