@@ -145,7 +145,10 @@ func TestPackedUpdateMatchesPadded(t *testing.T) {
 }
 
 // TestPackedCriticUpdateMatchesPadded is the same check for the critic's value loss, with and without
-// clipping.
+// clipping. Its learning rate is lower than the policy's: at 3e-2 the clipped loss's third Adam step
+// turned the rounding in which the two graphs differ (XLA compiles them for the processor) into value
+// differences of 1.6e-3 on one processor (AMD Zen 2); at 1e-2 they stay near 2e-5 there, while returns
+// read one position off move the values by about 0.5.
 func TestPackedCriticUpdateMatchesPadded(t *testing.T) {
 	cfg := tinyConfig()
 	rng := rand.New(rand.NewPCG(10, 11))
@@ -166,7 +169,7 @@ func TestPackedCriticUpdateMatchesPadded(t *testing.T) {
 			}
 			withPacking(on, func() {
 				for range 3 {
-					loss, err := c.Update(b.IDs, b.B, b.T, old, returns, b.Mask, clip, 3e-2)
+					loss, err := c.Update(b.IDs, b.B, b.T, old, returns, b.Mask, clip, 1e-2)
 					if err != nil {
 						t.Fatal(err)
 					}
