@@ -48,6 +48,9 @@ type BaseConfig struct {
 	// in the calibrated mix, whose base agent therefore never reads right after a read; 12.3 sets it to show where
 	// the overshoot of Figure 12.2 comes from. At 0 the demonstrations' random stream is what it was without it.
 	RereadProb float64 `json:",omitempty"`
+	// ReadChoiceWeight is the loss weight of the choice to read in the mapping demonstrations (0: none, the
+	// calibrated mix). Above 0 the base agent reads more often, and RL has less far to move it.
+	ReadChoiceWeight float64 `json:",omitempty"`
 }
 
 // DefaultBaseConfig is the calibrated demonstration mix and training schedule.
@@ -97,6 +100,7 @@ func (c BaseConfig) Validate() error {
 		{"SubmitFirstProb", c.SubmitFirstProb}, {"ReadProb", c.ReadProb}, {"ReadRightProb", c.ReadRightProb},
 		{"SubmitProb", c.SubmitProb}, {"StallTestProb", c.StallTestProb}, {"StallOnFailProb", c.StallOnFailProb},
 		{"MalformedProb", c.MalformedProb}, {"MappingRightProb", c.MappingRightProb}, {"RereadProb", c.RereadProb},
+		{"ReadChoiceWeight", c.ReadChoiceWeight},
 	} {
 		check(!(p.v >= 0 && p.v <= 1), "%s = %g, want a probability in [0, 1]", p.name, p.v)
 	}
@@ -221,10 +225,11 @@ func (c BaseConfig) Demonstrations(tasks []Task, tok *Tokenizer) ([]Trajectory, 
 			}
 		}
 		demo := MakeTrajectory(e)
-		if mapping { // no loss on the choice to read; the rest of the read call is learned
+		if mapping { // the choice to read weighs ReadChoiceWeight (0: no loss); the rest of the read call is learned
 			for j := range demo.ActionMask {
 				if demo.Owner[j+1] == OwnerPolicy && demo.Turn[j+1] == 0 && demo.IDs[j+1] == readID {
-					demo.ActionMask[j] = 0
+					// trainBase weighs a token by mask × advantage, and both are this value.
+					demo.ActionMask[j] = float32(math.Sqrt(c.ReadChoiceWeight))
 				}
 			}
 		}

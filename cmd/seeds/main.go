@@ -9,6 +9,7 @@
 //	go run ./cmd/seeds -reread 0.2   # a base agent whose demonstrations sometimes read twice (12.3)
 //	go run ./cmd/seeds -mapping-right 0.8   # one whose reads lead to the right edit less often (12.3)
 //	go run ./cmd/seeds -mapping-demos 2048  # one taught the read-to-edit mapping by fewer demonstrations
+//	go run ./cmd/seeds -read-weight 0.2     # one whose mapping demonstrations also teach the choice to read
 //	go run ./cmd/seeds -minibatches 4 -lr 1.5e-4   # another RL update (agentrl.RLConfig)
 //	go run ./cmd/seeds -kl 0.1       # a KL penalty towards the base agent (agentrl.RLConfig.KLCoef)
 //
@@ -21,9 +22,9 @@
 // ours to run: running out of turns scored −1), the keep_obs=1 policy (§12.4), and two default runs in which a
 // malformed call costs reward (§12.5, ours: 0.1 per call, or the episode), about 4 minutes on XLA and 10 on the
 // pure-Go backend; results go to the result store, so a second call is quick. The base agent and the warmed-up
-// critic are the notebooks' ones (unless -base-seed, -reread, -mapping-right or -mapping-demos makes another base
-// agent): only the RL generator's seed changes. Each seed's report starts with its step-0 batch, the calibration
-// gate's statistics.
+// critic are the notebooks' ones (unless -base-seed, -reread, -mapping-right, -mapping-demos or -read-weight makes
+// another base agent): only the RL generator's seed changes. Each seed's report starts with its step-0 batch, the
+// calibration gate's statistics.
 package main
 
 import (
@@ -48,6 +49,7 @@ func main() {
 	baseSeed := flag.Uint64("base-seed", agentrl.DefaultBaseConfig().Seed, "seed of the base agent's demonstrations and training")
 	reread := flag.Float64("reread", agentrl.DefaultBaseConfig().RereadProb, "chance that a reading demonstration reads twice (agentrl.BaseConfig.RereadProb)")
 	mappingRight := flag.Float64("mapping-right", agentrl.DefaultBaseConfig().MappingRightProb, "chance that a mapping demonstration edits with the right op (agentrl.BaseConfig.MappingRightProb)")
+	readWeight := flag.Float64("read-weight", agentrl.DefaultBaseConfig().ReadChoiceWeight, "loss weight of the choice to read in mapping demonstrations (agentrl.BaseConfig.ReadChoiceWeight)")
 	mappingDemos := flag.Int("mapping-demos", agentrl.DefaultBaseConfig().MappingDemos, "demonstrations that read, then edit (agentrl.BaseConfig.MappingDemos)")
 	rl := agentrl.DefaultRLConfig()
 	flag.Float64Var(&rl.LR, "lr", rl.LR, "RL learning rate (agentrl.RLConfig.LR)")
@@ -72,6 +74,7 @@ func main() {
 	}
 	base := agentrl.DefaultBaseConfig()
 	base.Seed, base.RereadProb, base.MappingRightProb, base.MappingDemos = *baseSeed, *reread, *mappingRight, *mappingDemos
+	base.ReadChoiceWeight = *readWeight
 	if err := errors.Join(rl.Validate(), base.Validate()); err != nil { // before minutes of training
 		fmt.Fprintln(os.Stderr, "seeds:", err)
 		os.Exit(2)
@@ -324,8 +327,8 @@ func run(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig, seeds, sampling []uint
 		}
 		d, t, m := o.defaultHeld, o.turns3, o.maskedOwn
 		fmt.Printf("\nseed %d\n", seed)
-		fmt.Printf("  step 0        pass %.2f turns %.2f submit rate %.2f (calibration gate: 0.11–0.23, 3.2–4.1, 0.62–0.82)\n",
-			o.step0.PassRate, o.step0.Turns, o.step0.SubmitRate)
+		fmt.Printf("  step 0        pass %.2f turns %.2f submit rate %.2f reads %.2f (calibration gate: 0.11–0.23, 3.2–4.1, "+
+			"0.62–0.82, rare)\n", o.step0.PassRate, o.step0.Turns, o.step0.SubmitRate, o.step0.Reads)
 		for i, name := range []string{"outcome (GRPO)", "token GAE", "turn GAE"} {
 			a := o.credit[i]
 			fmt.Printf("  %-14s held-out pass %.3f reads %.2f tests %.2f turns %.2f | train tests, steps 30-39 %.2f\n",
