@@ -100,10 +100,11 @@ func (c BaseConfig) Validate() error {
 		{"SubmitFirstProb", c.SubmitFirstProb}, {"ReadProb", c.ReadProb}, {"ReadRightProb", c.ReadRightProb},
 		{"SubmitProb", c.SubmitProb}, {"StallTestProb", c.StallTestProb}, {"StallOnFailProb", c.StallOnFailProb},
 		{"MalformedProb", c.MalformedProb}, {"MappingRightProb", c.MappingRightProb}, {"RereadProb", c.RereadProb},
-		{"ReadChoiceWeight", c.ReadChoiceWeight},
 	} {
 		check(!(p.v >= 0 && p.v <= 1), "%s = %g, want a probability in [0, 1]", p.name, p.v)
 	}
+	check(!(c.ReadChoiceWeight >= 0 && c.ReadChoiceWeight <= 1), "ReadChoiceWeight = %g, want a loss weight in [0, 1]",
+		c.ReadChoiceWeight)
 	distribution := func(name string, probs []float64, required bool) {
 		if probs == nil && !required {
 			return

@@ -495,42 +495,51 @@ func TestBaseDemonstrationsCalibrated(t *testing.T) {
 	}
 }
 
-// TestMappingDemosLearnReadCall checks the loss mask of the mapping demonstrations: no loss on the choice to read,
-// loss on the rest of the read call and on every later call.
+// TestMappingDemosLearnReadCall checks the loss mask of the mapping demonstrations: the choice to read weighs
+// ReadChoiceWeight (its mask is the weight's square root, since trainBase weighs a token by mask × advantage and
+// passes the mask as the advantage; 0 in the calibrated mix), and the rest of the read call and every later call
+// carry full loss.
 func TestMappingDemosLearnReadCall(t *testing.T) {
 	tok, train := testSetup(t)
-	c := DefaultBaseConfig()
-	c.Demos, c.MappingDemos, c.MalformedProb = 0, 20, 0
-	demos, err := c.Demonstrations(train, tok)
-	if err != nil {
-		t.Fatal(err)
-	}
 	readID := tok.Encode(ToolRead)[0]
-	for i, d := range demos {
-		var unlearned, learnedRead, later int
-		for j, m := range d.ActionMask {
-			if d.Owner[j+1] != OwnerPolicy {
-				if m != 0 {
-					t.Fatalf("demo %d: loss on a non-policy token at %d", i, j+1)
-				}
-				continue
-			}
-			switch {
-			case d.Turn[j+1] == 0 && d.IDs[j+1] == readID:
-				if m != 0 {
-					t.Errorf("demo %d: loss on the choice to read", i)
-				}
-				unlearned++
-			case m == 0:
-				t.Errorf("demo %d: no loss on policy token %q of call %d", i, tok.Itos[d.IDs[j+1]], d.Turn[j+1])
-			case d.Turn[j+1] == 0:
-				learnedRead++
-			default:
-				later++
-			}
+	for _, tc := range []struct {
+		weight float64
+		mask   float32
+	}{{0, 0}, {0.25, 0.5}, {1, 1}} {
+		c := DefaultBaseConfig()
+		c.Demos, c.MappingDemos, c.MalformedProb, c.ReadChoiceWeight = 0, 20, 0, tc.weight
+		demos, err := c.Demonstrations(train, tok)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if unlearned != 1 || learnedRead == 0 || later == 0 {
-			t.Errorf("demo %d: %d read choices, %d learned read-call tokens, %d learned later tokens", i, unlearned, learnedRead, later)
+		for i, d := range demos {
+			var choices, learnedRead, later int
+			for j, m := range d.ActionMask {
+				if d.Owner[j+1] != OwnerPolicy {
+					if m != 0 {
+						t.Fatalf("weight %g, demo %d: loss on a non-policy token at %d", tc.weight, i, j+1)
+					}
+					continue
+				}
+				switch {
+				case d.Turn[j+1] == 0 && d.IDs[j+1] == readID:
+					if m != tc.mask {
+						t.Errorf("weight %g, demo %d: mask %g on the choice to read, want %g", tc.weight, i, m, tc.mask)
+					}
+					choices++
+				case m != 1:
+					t.Errorf("weight %g, demo %d: mask %g on policy token %q of call %d, want 1", tc.weight, i, m,
+						tok.Itos[d.IDs[j+1]], d.Turn[j+1])
+				case d.Turn[j+1] == 0:
+					learnedRead++
+				default:
+					later++
+				}
+			}
+			if choices != 1 || learnedRead == 0 || later == 0 {
+				t.Errorf("weight %g, demo %d: %d read choices, %d learned read-call tokens, %d learned later tokens",
+					tc.weight, i, choices, learnedRead, later)
+			}
 		}
 	}
 }
