@@ -51,6 +51,11 @@ type BaseConfig struct {
 	// ReadChoiceWeight is the loss weight of the choice to read in the mapping demonstrations (0: none, the
 	// calibrated mix). Above 0 the base agent reads more often, and RL has less far to move it.
 	ReadChoiceWeight float64 `json:",omitempty"`
+	// GiveUpAfterReadProb is the chance that a demonstration that reads submits right after its read, leaving the
+	// program unedited (the demonstrator read and did not see the fix). It is 0 in the calibrated mix, whose base
+	// agent edits after every read; above 0 a read pays only once RL has taught the edit after it. At 0 the
+	// demonstrations' random stream is what it was without it.
+	GiveUpAfterReadProb float64 `json:",omitempty"`
 }
 
 // DefaultBaseConfig is the calibrated demonstration mix and training schedule.
@@ -100,6 +105,7 @@ func (c BaseConfig) Validate() error {
 		{"SubmitFirstProb", c.SubmitFirstProb}, {"ReadProb", c.ReadProb}, {"ReadRightProb", c.ReadRightProb},
 		{"SubmitProb", c.SubmitProb}, {"StallTestProb", c.StallTestProb}, {"StallOnFailProb", c.StallOnFailProb},
 		{"MalformedProb", c.MalformedProb}, {"MappingRightProb", c.MappingRightProb}, {"RereadProb", c.RereadProb},
+		{"GiveUpAfterReadProb", c.GiveUpAfterReadProb},
 	} {
 		check(!(p.v >= 0 && p.v <= 1), "%s = %g, want a probability in [0, 1]", p.name, p.v)
 	}
@@ -140,6 +146,9 @@ func (c BaseConfig) demoCalls(task Task, mapping bool, rng *rand.Rand) [][]strin
 		calls = append(calls, []string{"read"})
 		if c.RereadProb > 0 && rng.Float64() < c.RereadProb {
 			calls = append(calls, []string{"read"})
+		}
+		if c.GiveUpAfterReadProb > 0 && rng.Float64() < c.GiveUpAfterReadProb {
+			return append(calls, []string{"submit"})
 		}
 	}
 	op := Ops[rng.IntN(len(Ops))]

@@ -83,3 +83,64 @@ func floatSum(xs []float64) float64 {
 	}
 	return s
 }
+
+// TestReadHabitsOf checks ReadHabitsOf against CallProbs on the contexts it names, built here by playing the
+// episode: one renaming of one task per op, so the right edit differs from context to context.
+func TestReadHabitsOf(t *testing.T) {
+	tok, train := testSetup(t)
+	policy := tinyPolicy(t, tok)
+	cfg := DefaultRLConfig()
+	var tasks []Task
+	for _, op := range Ops {
+		tasks = append(tasks, train[slices.IndexFunc(train, func(t Task) bool { return t.Op == op })])
+	}
+	got, err := ReadHabitsOf(policy, tok, tasks, 1, NewRNG(5), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want ReadHabits
+	rng, read, submit := NewRNG(5), tok.EncodeCall(ToolRead), tok.EncodeCall(ToolSubmit)
+	for _, task := range tasks {
+		env, err := MakeEnv(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := NewEpisode(env, RandomizeNames(task, rng), tok, cfg.MaxTurns, ContextLen)
+		start := slices.Clone(e.IDs)
+		e.Act(read, nil)
+		edits := [][]int32{tok.EncodeCall(ToolEdit, task.Op)}
+		for _, op := range Ops {
+			if op != task.Op {
+				edits = append(edits, tok.EncodeCall(ToolEdit, op))
+			}
+		}
+		p0, err := CallProbs(policy, [][]int32{start}, [][]int32{read}, tok.PadID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p1, err := CallProbs(policy, [][]int32{e.IDs}, append([][]int32{read, submit}, edits...), tok.PadID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := float64(len(tasks))
+		want.First += p0[0][0] / n
+		want.Again += p1[0][0] / n
+		want.Submit += p1[0][1] / n
+		want.RightEdit += p1[0][2] / n
+		for _, p := range p1[0][2:] {
+			want.Edit += p / n
+		}
+	}
+	for _, f := range []struct {
+		name      string
+		got, want float64
+	}{{"First", got.First, want.First}, {"Again", got.Again, want.Again}, {"Submit", got.Submit, want.Submit},
+		{"Edit", got.Edit, want.Edit}, {"RightEdit", got.RightEdit, want.RightEdit}} {
+		if math.Abs(f.got-f.want) > 1e-6 || !(f.got > 0) {
+			t.Errorf("%s = %.6f, want %.6f (> 0)", f.name, f.got, f.want)
+		}
+	}
+	if _, err := ReadHabitsOf(policy, tok, nil, 1, NewRNG(5), cfg); err == nil {
+		t.Error("no tasks: no error")
+	}
+}

@@ -289,6 +289,7 @@ func TestBaseConfigValidate(t *testing.T) {
 		{"probability above 1", func(c *BaseConfig) { c.ReadProb = 1.5 }, "ReadProb = 1.5"},
 		{"negative probability", func(c *BaseConfig) { c.MappingRightProb = -1 }, "MappingRightProb = -1"},
 		{"re-read probability above 1", func(c *BaseConfig) { c.RereadProb = 1.5 }, "RereadProb = 1.5"},
+		{"give-up probability above 1", func(c *BaseConfig) { c.GiveUpAfterReadProb = 2 }, "GiveUpAfterReadProb = 2"},
 		{"negative read-choice weight", func(c *BaseConfig) { c.ReadChoiceWeight = -0.1 }, "ReadChoiceWeight = -0.1, want a loss weight"},
 		{"tests that do not sum to 1", func(c *BaseConfig) { c.TestsAfterEdit = []float64{0.5, 0.4} }, "TestsAfterEdit"},
 		{"no test distribution", func(c *BaseConfig) { c.TestsAfterEdit = nil }, "TestsAfterEdit"},

@@ -576,6 +576,40 @@ func TestDemonstrationsReread(t *testing.T) {
 	}
 }
 
+// TestDemonstrationsGiveUpAfterRead checks BaseConfig.GiveUpAfterReadProb: at 1 every reading demonstration
+// submits right after its read, unedited, and at 0 each edits after it; the demonstrations that do not read are
+// untouched.
+func TestDemonstrationsGiveUpAfterRead(t *testing.T) {
+	tok, train := testSetup(t)
+	for _, p := range []float64{0, 1} {
+		c := DefaultBaseConfig()
+		c.Demos, c.MappingDemos, c.MalformedProb = 200, 30, 0
+		c.GiveUpAfterReadProb = p
+		demos, err := c.Demonstrations(train, tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var readers, gaveUp, blindEdits int
+		for _, d := range demos {
+			switch {
+			case d.Info.NReads == 0:
+				if d.Info.NEdits > 0 {
+					blindEdits++
+				}
+			case d.Info.NTurns == 2 && d.Info.Submitted && d.Info.NEdits == 0 && !d.Info.HiddenPass:
+				readers++
+				gaveUp++
+			default:
+				readers++
+			}
+		}
+		if want := int(p) * readers; readers < 30 || gaveUp != want || blindEdits == 0 {
+			t.Errorf("GiveUpAfterReadProb %g: %d of %d reading demonstrations gave up (want %d), %d blind edits",
+				p, gaveUp, readers, want, blindEdits)
+		}
+	}
+}
+
 // TestDemonstrationsStallOnFailedTest checks BaseConfig.StallOnFailProb: a demonstration whose test reported a
 // failure submits always at 0 and never at 1, while one whose tests passed always submits.
 func TestDemonstrationsStallOnFailedTest(t *testing.T) {

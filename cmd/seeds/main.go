@@ -10,6 +10,7 @@
 //	go run ./cmd/seeds -mapping-right 0.8   # one whose reads lead to the right edit less often (12.3)
 //	go run ./cmd/seeds -mapping-demos 2048  # one taught the read-to-edit mapping by fewer demonstrations
 //	go run ./cmd/seeds -read-weight 0.2     # one whose mapping demonstrations also teach the choice to read
+//	go run ./cmd/seeds -give-up 0.5 -mapping-demos 8192   # one that often submits unedited right after a read
 //	go run ./cmd/seeds -minibatches 4 -lr 1.5e-4   # another RL update (agentrl.RLConfig)
 //	go run ./cmd/seeds -kl 0.1       # a KL penalty towards the base agent (agentrl.RLConfig.KLCoef)
 //
@@ -22,8 +23,8 @@
 // ours to run: running out of turns scored −1), the keep_obs=1 policy (§12.4), and two default runs in which a
 // malformed call costs reward (§12.5, ours: 0.1 per call, or the episode), about 4 minutes on XLA and 10 on the
 // pure-Go backend; results go to the result store, so a second call is quick. The base agent and the warmed-up
-// critic are the notebooks' ones (unless -base-seed, -reread, -mapping-right, -mapping-demos or -read-weight makes
-// another base agent): only the RL generator's seed changes. Each seed's report starts with its step-0 batch, the
+// critic are the notebooks' ones (unless -base-seed, -reread, -mapping-right, -mapping-demos, -read-weight or -give-up
+// makes another base agent): only the RL generator's seed changes. Each seed's report starts with its step-0 batch, the
 // calibration gate's statistics.
 package main
 
@@ -50,6 +51,7 @@ func main() {
 	reread := flag.Float64("reread", agentrl.DefaultBaseConfig().RereadProb, "chance that a reading demonstration reads twice (agentrl.BaseConfig.RereadProb)")
 	mappingRight := flag.Float64("mapping-right", agentrl.DefaultBaseConfig().MappingRightProb, "chance that a mapping demonstration edits with the right op (agentrl.BaseConfig.MappingRightProb)")
 	readWeight := flag.Float64("read-weight", agentrl.DefaultBaseConfig().ReadChoiceWeight, "loss weight of the choice to read in mapping demonstrations (agentrl.BaseConfig.ReadChoiceWeight)")
+	giveUp := flag.Float64("give-up", agentrl.DefaultBaseConfig().GiveUpAfterReadProb, "chance that a reading demonstration submits right after its read (agentrl.BaseConfig.GiveUpAfterReadProb)")
 	mappingDemos := flag.Int("mapping-demos", agentrl.DefaultBaseConfig().MappingDemos, "demonstrations that read, then edit (agentrl.BaseConfig.MappingDemos)")
 	rl := agentrl.DefaultRLConfig()
 	flag.Float64Var(&rl.LR, "lr", rl.LR, "RL learning rate (agentrl.RLConfig.LR)")
@@ -74,7 +76,7 @@ func main() {
 	}
 	base := agentrl.DefaultBaseConfig()
 	base.Seed, base.RereadProb, base.MappingRightProb, base.MappingDemos = *baseSeed, *reread, *mappingRight, *mappingDemos
-	base.ReadChoiceWeight = *readWeight
+	base.ReadChoiceWeight, base.GiveUpAfterReadProb = *readWeight, *giveUp
 	if err := errors.Join(rl.Validate(), base.Validate()); err != nil { // before minutes of training
 		fmt.Fprintln(os.Stderr, "seeds:", err)
 		os.Exit(2)
@@ -93,24 +95,25 @@ type check struct {
 
 // outcome holds what one seed's runs printed in the notebooks' terms.
 type outcome struct {
-	credit                       [3]creditArm  // §12.2 outcome (GRPO), token GAE, turn GAE
-	defaultHeld                  agentrl.Stats // §12.3 default row (held_out)
-	step0                        agentrl.Stats // the default run's step-0 batch (the base agent)
-	invalidStart, invalidEnd     float64       // §12.5 malformed calls per turn, steps 0-4 and 35-39
-	fullCtx, fullMasked          agentrl.Stats // §12.4 full-context policy under keep_obs=None and 1
-	maskedFull, maskedOwn, mask0 agentrl.Stats // §12.4 keep_obs=1 policy under keep_obs=None, 1 and 0
-	singleTurn                   agentrl.Stats // §12.6 default policy on single-turn tasks
-	turns3                       agentrl.Stats // §12.3 max_turns 3 row
-	turns3Reward                 float64       // its batch reward, mean of steps 30-39
-	blindCeiling                 float64       // the best blind op's pass rate on the training tasks (12.3)
-	penalty                      agentrl.Stats // §12.3 penalty 0.3 row (held_out)
-	penaltyReward                float64       // its batch reward, mean of steps 30-39
-	penaltyWindows               [4]float64    // §12.7 its turns per episode by 10-step window
-	allowance, ramped            agentrl.Stats // §12.7's remedies (ours): first 3 calls free; cost ramped 0 → 0.3
-	neverSubmit                  []float64     // §12.7 never-submit run (wrong submission −1): submit rate per step
-	fixedSubmit                  []float64     // the same with running out of turns scored −1 (the fix): submit rate per step
-	priced, stopped              agentrl.Stats // §12.5 (ours) default runs where a malformed call costs 0.1 or ends the episode
-	fig                          fig122        // the four runs of §12.3's Figure 12.2
+	credit                       [3]creditArm       // §12.2 outcome (GRPO), token GAE, turn GAE
+	defaultHeld                  agentrl.Stats      // §12.3 default row (held_out)
+	defaultHabits                agentrl.ReadHabits // the default policy's next calls around a read (12.3's probe)
+	step0                        agentrl.Stats      // the default run's step-0 batch (the base agent)
+	invalidStart, invalidEnd     float64            // §12.5 malformed calls per turn, steps 0-4 and 35-39
+	fullCtx, fullMasked          agentrl.Stats      // §12.4 full-context policy under keep_obs=None and 1
+	maskedFull, maskedOwn, mask0 agentrl.Stats      // §12.4 keep_obs=1 policy under keep_obs=None, 1 and 0
+	singleTurn                   agentrl.Stats      // §12.6 default policy on single-turn tasks
+	turns3                       agentrl.Stats      // §12.3 max_turns 3 row
+	turns3Reward                 float64            // its batch reward, mean of steps 30-39
+	blindCeiling                 float64            // the best blind op's pass rate on the training tasks (12.3)
+	penalty                      agentrl.Stats      // §12.3 penalty 0.3 row (held_out)
+	penaltyReward                float64            // its batch reward, mean of steps 30-39
+	penaltyWindows               [4]float64         // §12.7 its turns per episode by 10-step window
+	allowance, ramped            agentrl.Stats      // §12.7's remedies (ours): first 3 calls free; cost ramped 0 → 0.3
+	neverSubmit                  []float64          // §12.7 never-submit run (wrong submission −1): submit rate per step
+	fixedSubmit                  []float64          // the same with running out of turns scored −1 (the fix): submit rate per step
+	priced, stopped              agentrl.Stats      // §12.5 (ours) default runs where a malformed call costs 0.1 or ends the episode
+	fig                          fig122             // the four runs of §12.3's Figure 12.2
 }
 
 // fig122 holds the training histories Figure 12.2 draws: the default run, the 0.05- and 0.3-cost runs and the
@@ -308,6 +311,11 @@ func run(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig, seeds, sampling []uint
 	}
 	fmt.Printf("numerics %s | base agent %s | RL lr %g, %d minibatches, %d epochs, KL %g | RL seeds %v\n",
 		numerics, agentrl.BaseKey(l.tok, baseCfg), rl.LR, rl.Minibatches, rl.Epochs, rl.KLCoef, seeds)
+	baseHabits, err := readHabits(l.base, l.tok, l.train)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("base agent: %s\n", habitsLine(baseHabits))
 	if err := l.earlyStop(sampling); err != nil {
 		return err
 	}
@@ -336,6 +344,7 @@ func run(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig, seeds, sampling []uint
 		}
 		fmt.Printf("  default       held-out pass %.3f tests %.2f | malformed per turn %.4f → %.4f (×%.1f) | single-turn pass %.3f\n",
 			d.PassRate, d.Tests, o.invalidStart, o.invalidEnd, o.invalidEnd/o.invalidStart, o.singleTurn.PassRate)
+		fmt.Printf("  default       step 39 policy: %s\n", habitsLine(o.defaultHabits))
 		fmt.Printf("  max_turns 3   held-out pass %.3f reads %.2f tests %.2f turns %.2f | batch reward, steps 30-39 %+.3f\n",
 			t.PassRate, t.Reads, t.Tests, t.Turns, o.turns3Reward)
 		fmt.Printf("  full policy   tests %.2f, masked %.2f | pass %.3f, masked %.3f\n",
@@ -381,6 +390,17 @@ type lab struct {
 	blindCeiling   float64 // the best blind op's pass rate on the training tasks (C15)
 }
 
+// readHabits probes policy's next calls around a read on the training tasks, 16 renamings each (seed 7), as
+// 12.3's habitsOf does.
+func readHabits(policy *gomlxmodel.Model, tok *agentrl.Tokenizer, train []agentrl.Task) (agentrl.ReadHabits, error) {
+	return agentrl.ReadHabitsOf(policy, tok, train, 16, agentrl.NewRNG(7), agentrl.DefaultRLConfig())
+}
+
+func habitsLine(h agentrl.ReadHabits) string {
+	return fmt.Sprintf("P(read) first %.3f | after a read: read %.3f, submit %.3f, edit %.3f, the right edit %.3f",
+		h.First, h.Again, h.Submit, h.Edit, h.RightEdit)
+}
+
 // mark is a check's mark in the per-seed report.
 func mark(ok bool) string {
 	if ok {
@@ -411,6 +431,9 @@ func (l lab) runSeed(seed uint64) (outcome, error) {
 		return agentrl.Evaluate(p, tasks, tok, 16, agentrl.NewRNG(7), c, f)
 	}
 	if o.defaultHeld, err = heldOut(def.Policy, heldout, cfg, nil); err != nil {
+		return o, err
+	}
+	if o.defaultHabits, err = readHabits(def.Policy, tok, train); err != nil {
 		return o, err
 	}
 	var singles []agentrl.Task
