@@ -53,8 +53,9 @@ type BaseConfig struct {
 	ReadChoiceWeight float64 `json:",omitempty"`
 	// GiveUpAfterReadProb is the chance that a demonstration that reads submits right after its read, leaving the
 	// program unedited (the demonstrator read and did not see the fix). It is 0 in the calibrated mix, whose base
-	// agent edits after every read; above 0 a read pays only once RL has taught the edit after it. At 0 the
-	// demonstrations' random stream is what it was without it.
+	// agent edits after every read; above 0 part of what a read is worth waits until RL teaches the edit after it
+	// (README, "Why our 0.05 penalty reads so soon"). At 0 the demonstrations' random stream is what it was
+	// without it.
 	GiveUpAfterReadProb float64 `json:",omitempty"`
 }
 
