@@ -591,16 +591,15 @@ func TestDemonstrationsGiveUpAfterRead(t *testing.T) {
 		}
 		var readers, gaveUp, blindEdits int
 		for _, d := range demos {
-			switch {
-			case d.Info.NReads == 0:
+			if d.Info.NReads == 0 {
 				if d.Info.NEdits > 0 {
 					blindEdits++
 				}
-			case d.Info.NTurns == 2 && d.Info.Submitted && d.Info.NEdits == 0 && !d.Info.HiddenPass:
-				readers++
+				continue
+			}
+			readers++
+			if d.Info.NTurns == 2 && d.Info.Submitted && d.Info.NEdits == 0 && !d.Info.HiddenPass {
 				gaveUp++
-			default:
-				readers++
 			}
 		}
 		if want := int(p) * readers; readers < 30 || gaveUp != want || blindEdits == 0 {
