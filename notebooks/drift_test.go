@@ -105,22 +105,10 @@ func libraryDecls(t *testing.T, dir string) map[string]string {
 	return decls
 }
 
-// cellDecls parses the declarations of a GoNB cell: its lines up to a "%%" line, without GoNB's "!" and "%"
-// special lines.
+// cellDecls parses the declarations of a GoNB cell (its cellHead).
 func cellDecls(t *testing.T, source string) map[string]string {
 	t.Helper()
-	var lines []string
-	for _, line := range strings.Split(source, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if trimmed == "%%" {
-			break
-		}
-		if strings.HasPrefix(trimmed, "!") || strings.HasPrefix(trimmed, "%") {
-			continue
-		}
-		lines = append(lines, line)
-	}
-	src := "package main\n" + strings.Join(lines, "\n")
+	src := cellHead(source)
 	fset := token.NewFileSet()
 	file, err := parser.ParseFile(fset, "cell.go", src, parser.ParseComments)
 	if err != nil {
