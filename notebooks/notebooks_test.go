@@ -128,8 +128,46 @@ func TestHarness(t *testing.T) {
 	}
 }
 
+// The book-vs-run report of the committed outputs, and that of a test run which did not reproduce all of them.
+const (
+	reportFile    = "REPORT.md"
+	runReportFile = "REPORT.run.md" // ignored by git
+)
+
+// TestReportFiles: only a run that reproduced every committed output writes the committed REPORT.md.
+func TestReportFiles(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		all, resampled        bool
+		wantWrite, wantRemove string
+	}{
+		{"every notebook, committed numerics", true, false, reportFile, runReportFile},
+		{"every notebook, other numerics", true, true, runReportFile, ""},
+		{"some notebooks, committed numerics", false, false, runReportFile, ""},
+		{"some notebooks, other numerics", false, true, runReportFile, ""},
+	} {
+		if write, remove := reportFiles(tc.all, tc.resampled); write != tc.wantWrite || remove != tc.wantRemove {
+			t.Errorf("%s: reportFiles = %q, %q; want %q, %q", tc.name, write, remove, tc.wantWrite, tc.wantRemove)
+		}
+	}
+}
+
+// reportFiles says where a test run writes its report, and which earlier report it removes (""), given whether
+// it executed every notebook and whether some were computed under other numerics than their committed outputs.
+// The committed REPORT.md is the committed outputs' report: only a run that reproduces all of them writes it (and
+// so shows, as a diff, any drift of the report's own code), and it removes an earlier run's REPORT.run.md, which
+// would be stale. Any other run writes REPORT.run.md, so that running the tests on another processor, or on some
+// notebooks, leaves the tracked files as they were.
+func reportFiles(all, resampled bool) (write, remove string) {
+	if all && !resampled {
+		return reportFile, runReportFile
+	}
+	return runReportFile, ""
+}
+
 // TestNotebooks executes the chapter's notebooks (AGENTRL_NOTEBOOKS selects some), checks each, and writes the
-// book-vs-run report to REPORT.md, failing on its class 1 and class 3 rules.
+// book-vs-run report, failing on its class 1 and class 3 rules: to REPORT.md when the run executed every notebook
+// under the numerics of its committed outputs, else to REPORT.run.md.
 func TestNotebooks(t *testing.T) {
 	paths, err := Chapter(".")
 	if err != nil {
@@ -203,9 +241,16 @@ func TestNotebooks(t *testing.T) {
 	if resampled {
 		rep.MarkResampled()
 	}
-	if err := os.WriteFile("REPORT.md", []byte(rep.Markdown(sources)), 0o644); err != nil {
+	report, stale := reportFiles(sources == nil, resampled)
+	if err := os.WriteFile(report, []byte(rep.Markdown(sources)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if stale != "" {
+		if err := os.Remove(stale); err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("book-vs-run report: notebooks/%s", report)
 	for _, f := range rep.Failures() {
 		t.Error("book-vs-run: " + f)
 	}
