@@ -25,8 +25,8 @@
 // malformed call costs reward (§12.5, ours: 0.1 per call, or the episode), about 4 minutes on XLA and 10 on the
 // pure-Go backend; results go to the result store, so a second call is quick. The base agent and the warmed-up
 // critic are the notebooks' ones (unless -base-seed, -reread, -mapping-right, -mapping-demos, -read-weight, -give-up
-// or -base-steps makes another base agent): only the RL generator's seed changes. Each seed's report starts with its step-0 batch, the
-// calibration gate's statistics.
+// or -base-steps makes another base agent): only the RL generator's seed changes. Each seed's report starts with
+// its step-0 batch, the calibration gate's statistics.
 package main
 
 import (
