@@ -153,11 +153,11 @@ func TestReportFiles(t *testing.T) {
 }
 
 // reportFiles says where a test run writes its report and which earlier report it removes (none when remove is
-// ""), given whether it executed every notebook and whether some were computed under other numerics than their committed outputs.
-// The committed REPORT.md is the committed outputs' report: only a run that reproduces all of them writes it (and
-// so shows, as a diff, any drift of the report's own code), and it removes an earlier run's REPORT.run.md, which
-// would be stale. Any other run writes REPORT.run.md, so that running the tests on another processor, or on some
-// notebooks, leaves the tracked files as they were.
+// ""), given whether it executed every notebook and whether some were computed under other numerics than their
+// committed outputs. The committed REPORT.md is the committed outputs' report: only a run that reproduces all of
+// them writes it (and so shows, as a diff, any drift of the report's own code), and it removes an earlier run's
+// REPORT.run.md, which would be stale. Any other run writes REPORT.run.md, so that running the tests on another
+// processor, or on some notebooks, leaves the tracked files as they were.
 func reportFiles(all, resampled bool) (write, remove string) {
 	if all && !resampled {
 		return reportFile, runReportFile
