@@ -3,7 +3,6 @@ package notebooks
 import (
 	"go/parser"
 	"go/token"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,47 +13,22 @@ import (
 // listed in cellimports.go, so that `go mod tidy` keeps its module in go.mod and its sums in go.sum.
 func TestCellImportsAreRequired(t *testing.T) {
 	listed := importsOf(t, "cellimports.go", nil)
-	paths, err := filepath.Glob("*.ipynb")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cells, notebooks := chapterCells(t)
 	external := 0
-	for _, path := range paths {
-		nb, err := Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, cell := range nb.CodeCells() {
-			for _, imp := range importsOf(t, path, []byte(cellHead(string(cell.Source)))) {
-				if strings.HasPrefix(imp, "github.com/agentrl-go/agentrl/") || !strings.Contains(imp, ".") {
-					continue // this module, or the standard library
-				}
-				external++
-				if !slices.Contains(listed, imp) {
-					t.Errorf("%s cell %d imports %q, which cellimports.go does not list: `go mod tidy` would drop it", path, i, imp)
-				}
+	for _, c := range cells {
+		for _, imp := range importsOf(t, c.path, []byte(cellHead(c.source))) {
+			if strings.HasPrefix(imp, "github.com/agentrl-go/agentrl/") || !strings.Contains(imp, ".") {
+				continue // this module, or the standard library
+			}
+			external++
+			if !slices.Contains(listed, imp) {
+				t.Errorf("%s cell %d imports %q, which cellimports.go does not list: `go mod tidy` would drop it", c.path, c.index, imp)
 			}
 		}
 	}
-	if len(paths) > 0 && external == 0 {
+	if notebooks > 0 && external == 0 {
 		t.Error("no notebook cell imports a package from outside the module: is the cell parser broken?")
 	}
-}
-
-// cellHead returns a GoNB cell's lines up to a "%%" line, without GoNB's "!" and "%" special lines.
-func cellHead(source string) string {
-	var lines []string
-	for _, line := range strings.Split(source, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if trimmed == "%%" {
-			break
-		}
-		if strings.HasPrefix(trimmed, "!") || strings.HasPrefix(trimmed, "%") {
-			continue
-		}
-		lines = append(lines, line)
-	}
-	return "package main\n" + strings.Join(lines, "\n")
 }
 
 // importsOf returns the import paths of a Go file: src, or the file at name when src is nil.

@@ -17,33 +17,24 @@ import (
 // included, once the notebook's "agentrl." qualifiers are removed.
 func TestSavedCodeDoesNotDrift(t *testing.T) {
 	lib := libraryDecls(t, filepath.Join("..", "agentrl"))
-	paths, err := filepath.Glob("*.ipynb")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cells, notebooks := chapterCells(t)
 	shown := 0
-	for _, path := range paths {
-		nb, err := Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, cell := range nb.CodeCells() {
-			for name, src := range cellDecls(t, string(cell.Source)) {
-				want, ok := lib[name]
-				if !ok {
-					continue
-				}
-				shown++
-				if src != want {
-					t.Errorf("%s cell %d: %s differs from agentrl:\n%s", path, i, name, Diff(want, src, 2, 40))
-				}
+	for _, c := range cells {
+		for name, src := range cellDecls(t, c.source) {
+			want, ok := lib[name]
+			if !ok {
+				continue
+			}
+			shown++
+			if src != want {
+				t.Errorf("%s cell %d: %s differs from agentrl:\n%s", c.path, c.index, name, Diff(want, src, 2, 40))
 			}
 		}
 	}
-	if len(paths) > 0 && shown == 0 {
+	if notebooks > 0 && shown == 0 {
 		t.Error("no notebook shows any agentrl declaration")
 	}
-	t.Logf("%d saved declarations shown in %d notebooks match the library", shown, len(paths))
+	t.Logf("%d saved declarations shown in %d notebooks match the library", shown, notebooks)
 }
 
 // declKey names a top-level declaration: "F" for a function or type F, "T.M" for a method M of type T.
@@ -103,6 +94,48 @@ func libraryDecls(t *testing.T, dir string) map[string]string {
 		}
 	}
 	return decls
+}
+
+// chapterCell is one code cell of a committed notebook in this folder.
+type chapterCell struct {
+	path   string // the notebook
+	index  int    // among its code cells
+	source string
+}
+
+// chapterCells returns the code cells of every notebook in this folder, and how many notebooks there are.
+func chapterCells(t *testing.T) (cells []chapterCell, notebooks int) {
+	t.Helper()
+	paths, err := filepath.Glob("*.ipynb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range paths {
+		nb, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, cell := range nb.CodeCells() {
+			cells = append(cells, chapterCell{path, i, string(cell.Source)})
+		}
+	}
+	return cells, len(paths)
+}
+
+// cellHead returns a GoNB cell's lines up to a "%%" line, without GoNB's "!" and "%" special lines.
+func cellHead(source string) string {
+	var lines []string
+	for _, line := range strings.Split(source, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if trimmed == "%%" {
+			break
+		}
+		if strings.HasPrefix(trimmed, "!") || strings.HasPrefix(trimmed, "%") {
+			continue
+		}
+		lines = append(lines, line)
+	}
+	return "package main\n" + strings.Join(lines, "\n")
 }
 
 // cellDecls parses the declarations of a GoNB cell (its cellHead).
