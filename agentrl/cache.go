@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -248,15 +249,22 @@ type Run struct {
 // as a length-prefixed section (their readers may read ahead).
 var RunCodec = Codec[*Run]{
 	Encode: func(w io.Writer, r *Run) error {
-		var rec, policy, critic bytes.Buffer
-		if err := gob.NewEncoder(&rec).Encode(runRecord{r.History, r.Log, r.Critic != nil}); err != nil {
+		rec, policy, critic := sectionBuffers.Get().(*bytes.Buffer), sectionBuffers.Get().(*bytes.Buffer),
+			sectionBuffers.Get().(*bytes.Buffer)
+		defer func() {
+			for _, b := range []*bytes.Buffer{rec, policy, critic} {
+				b.Reset()
+				sectionBuffers.Put(b)
+			}
+		}()
+		if err := gob.NewEncoder(rec).Encode(runRecord{r.History, r.Log, r.Critic != nil}); err != nil {
 			return err
 		}
-		if _, err := r.Policy.WriteTo(&policy); err != nil {
+		if _, err := r.Policy.WriteTo(policy); err != nil {
 			return err
 		}
 		if r.Critic != nil {
-			if _, err := r.Critic.WriteTo(&critic); err != nil {
+			if _, err := r.Critic.WriteTo(critic); err != nil {
 				return err
 			}
 		}
@@ -303,6 +311,10 @@ var RunCodec = Codec[*Run]{
 		return run, nil
 	},
 }
+
+// sectionBuffers keeps the buffers of RunCodec's sections between encodings: a resumable run encodes its state
+// after every step, and a model's section is megabytes.
+var sectionBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 type runRecord struct {
 	History   []StepStats

@@ -11,8 +11,11 @@ import (
 // "progress:", and the result store's notices, which start with "cache:" (the notebook harness drops both).
 var ProgressOutput io.Writer = os.Stderr
 
-// Progress reports "name: step i/n, elapsed, remaining" on ProgressOutput at most every 15 seconds, and always
-// at the end.
+// ProgressInterval is the least wall time between two progress lines of a long run.
+var ProgressInterval = 15 * time.Second
+
+// Progress reports "name: step i/n, elapsed, remaining" on ProgressOutput at most every ProgressInterval, and
+// always at the end.
 type Progress struct {
 	name     string
 	n        int
@@ -25,7 +28,7 @@ type Progress struct {
 // NewProgress starts the progress of a run of n steps.
 func NewProgress(name string, n int) *Progress {
 	now := time.Now()
-	return &Progress{name: name, n: n, start: now, last: now, interval: 15 * time.Second}
+	return &Progress{name: name, n: n, start: now, last: now, interval: ProgressInterval}
 }
 
 // resumeAt makes the estimates count from step first, where a resumed run starts.

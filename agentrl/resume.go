@@ -1,12 +1,16 @@
 package agentrl
 
 // Resuming interrupted runs. The long computations that the library caches (the base agent, TrainedRun) save
-// their state in the result store while they run: every CheckpointInterval of wall time, and at the end of the
-// step during which the process received an interrupt (Jupyter's "interrupt the kernel" sends SIGINT to the
-// cell's program). Run again, the same computation finds that state under its key and goes on from it. The
-// state is everything the remaining steps read (the model with its optimizer moments and step count, the run
-// generator's state, the history and episode log so far), so a resumed run is bit-identical to one that was
-// never interrupted.
+// their state in the result store while they run: every CheckpointInterval of wall time, and when the process
+// receives an interrupt (Jupyter's "interrupt the kernel" sends SIGINT to the cell's program). Run again, the
+// same computation finds that state under its key and goes on from it. The state is everything the remaining
+// steps read (the model with its optimizer moments and step count, the run generator's state, the history and
+// episode log so far), so a resumed run is bit-identical to one that was never interrupted.
+//
+// An interrupt saves twice. At once, the state after the last step that ended, which the run encodes after every
+// step (a few milliseconds) for this purpose: GoNB kills a cell's program 5 seconds after forwarding the
+// interrupt, and a step can take longer than that (a first step that compiles its graphs, a slow machine). Then,
+// if the program is still alive, the state at the end of the current step, after which the run stops.
 
 import (
 	"bytes"
@@ -17,6 +21,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -66,12 +71,13 @@ var checkpointCodec = Codec[*checkpoint]{
 
 // watchInterrupts catches the process's first SIGINT from now until stop is called, and calls onInterrupt (on a
 // goroutine of its own); SIGINT then takes its default action again, so a second interrupt ends the process at
-// once. Tests replace it.
+// once. stop waits for an onInterrupt under way. Tests replace it.
 var watchInterrupts = func(onInterrupt func()) (stop func()) {
 	c := make(chan os.Signal, 1)
 	signal.Notify(c, os.Interrupt)
-	done := make(chan struct{})
+	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(finished)
 		select {
 		case <-c:
 			signal.Stop(c)
@@ -82,6 +88,7 @@ var watchInterrupts = func(onInterrupt func()) (stop func()) {
 	return func() {
 		signal.Stop(c)
 		close(done)
+		<-finished // an onInterrupt under way ends first: nothing is saved after stop returns
 	}
 }
 
@@ -90,8 +97,13 @@ var watchInterrupts = func(onInterrupt func()) (stop func()) {
 type resumer struct {
 	store       *Store
 	key         string // the checkpoint entry's key: the result's key + ".partial"
-	lastSave    time.Time
 	interrupted atomic.Bool
+
+	mu         sync.Mutex   // guards the fields below: an interrupt saves from a goroutine of its own
+	lastSave   time.Time    // when the last save began
+	latest     bytes.Buffer // the encoded state after the last step that ended
+	latestStep int          // the number of steps latest holds; 0: none yet
+	savedStep  int          // the number of steps the entry in the store holds; 0: none saved by this process
 }
 
 // cachedResumable is Cached for a computation that saves its progress through a resumer. The checkpoint is
@@ -100,7 +112,7 @@ func cachedResumable[T any](s *Store, key string, codec Codec[T], compute func(*
 	r := &resumer{store: s, key: key + ".partial"}
 	v, err := Cached(s, key, codec, func() (T, error) {
 		r.lastSave = time.Now()
-		defer watchInterrupts(func() { r.interrupted.Store(true) })()
+		defer watchInterrupts(r.interrupt)()
 		fmt.Fprintf(ProgressOutput, "cache: computing %s (an interrupt saves its progress for the next run)\n", key)
 		return compute(r)
 	})
@@ -131,27 +143,33 @@ func (r *resumer) restore() (*checkpoint, *rand.PCG) {
 		return nil, nil
 	}
 	fmt.Fprintf(ProgressOutput, "cache: resuming %s after step %d\n", r.key, p.Step)
+	r.mu.Lock()
+	r.latestStep, r.savedStep = p.Step, p.Step // the store holds it: an interrupt now has nothing newer to save
+	r.mu.Unlock()
 	return p, src
 }
 
-// stepDone is called after step (0-based) of steps. It saves the checkpoint that state returns when
-// CheckpointInterval has passed since the last save, or when an interrupt arrived; after an interrupt it returns
-// an error wrapping ErrInterrupted. A save that fails is logged and the computation goes on. Nothing is saved
-// after the last step: the result itself is stored next.
+// stepDone is called after step (0-based) of steps. It encodes the state that state returns, and saves it when
+// CheckpointInterval has passed since the last save or an interrupt has arrived; after an interrupt it returns an
+// error wrapping ErrInterrupted. A save that fails is logged and the computation goes on. Nothing is saved after
+// the last step: the result itself is stored next.
 func (r *resumer) stepDone(step, steps int, state func() *checkpoint) error {
 	if r == nil || step+1 == steps {
 		return nil
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.latest.Reset()
+	if err := checkpointCodec.Encode(&r.latest, state()); err != nil {
+		r.latestStep = 0
+		return fmt.Errorf("cache: encode %s: %w", r.key, err)
+	}
+	r.latestStep = step + 1
 	interrupted := r.interrupted.Load()
 	if !interrupted && time.Since(r.lastSave) < CheckpointInterval {
 		return nil
 	}
-	var buf bytes.Buffer
-	if err := checkpointCodec.Encode(&buf, state()); err != nil {
-		return fmt.Errorf("cache: encode %s: %w", r.key, err)
-	}
-	r.lastSave = time.Now()
-	if err := r.store.save(r.key, buf.Bytes()); err != nil {
+	if err := r.saveLatest(); err != nil {
 		if interrupted {
 			return fmt.Errorf("%w after step %d of %d; its progress could not be saved: %w", ErrInterrupted,
 				step+1, steps, err)
@@ -163,6 +181,37 @@ func (r *resumer) stepDone(step, steps int, state func() *checkpoint) error {
 		return fmt.Errorf("%w after step %d of %d; progress saved as %s: run it again to resume", ErrInterrupted,
 			step+1, steps, r.key)
 	}
+	return nil
+}
+
+// interrupt records an interrupt and saves, at once, the state after the last step that ended, so that it
+// survives the program being killed before the current step ends. It runs on a goroutine of its own.
+func (r *resumer) interrupt() {
+	r.interrupted.Store(true)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.latestStep == 0 {
+		fmt.Fprintf(ProgressOutput, "cache: interrupt: stopping at the end of the current step (the first: nothing to save yet)\n")
+		return
+	}
+	if err := r.saveLatest(); err != nil {
+		fmt.Fprintf(ProgressOutput, "cache: interrupt: could not save progress after step %d: %v\n", r.latestStep, err)
+		return
+	}
+	fmt.Fprintf(ProgressOutput, "cache: interrupt: progress after step %d saved; stopping at the end of the current step\n",
+		r.latestStep)
+}
+
+// saveLatest writes latest to the store unless the store already holds it. r.mu is held.
+func (r *resumer) saveLatest() error {
+	if r.latestStep == r.savedStep {
+		return nil
+	}
+	r.lastSave = time.Now()
+	if err := r.store.save(r.key, r.latest.Bytes()); err != nil {
+		return err
+	}
+	r.savedStep = r.latestStep
 	return nil
 }
 

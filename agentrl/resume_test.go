@@ -29,6 +29,30 @@ func interruptOnce(t *testing.T) {
 	}
 }
 
+// interruptDuring is factory for the next resumable computation, which receives an interrupt while factory
+// makes its nth environment, in the middle of a step, and fails from then on, as a program that GoNB kills before
+// that step ends.
+func interruptDuring(t *testing.T, factory EnvFactory, n int) EnvFactory {
+	t.Helper()
+	watch := watchInterrupts
+	t.Cleanup(func() { watchInterrupts = watch })
+	var onInterrupt func()
+	watchInterrupts = func(f func()) func() {
+		onInterrupt = f
+		return func() {}
+	}
+	calls := 0
+	return func() (Env, error) {
+		if calls++; calls == n {
+			onInterrupt()
+		}
+		if calls >= n {
+			return nil, errors.New("killed")
+		}
+		return factory()
+	}
+}
+
 // failingFrom is factory, failing from its nth call on: a crash in the middle of a step.
 func failingFrom(factory EnvFactory, n int) EnvFactory {
 	calls := 0
@@ -84,6 +108,10 @@ func TestTrainedRunResumes(t *testing.T) {
 		wantErr error
 	}{
 		{"interrupt", func(t *testing.T) EnvFactory { interruptOnce(t); return env }, 1, ErrInterrupted},
+		{"interrupt, then killed before the step ends", func(t *testing.T) EnvFactory {
+			setInterval(t, time.Hour)
+			return interruptDuring(t, env, 2*perStep+1) // while sampling step 2: steps 0 and 1 are saved at once
+		}, 2, nil},
 		{"crash after periodic saves", func(t *testing.T) EnvFactory {
 			setInterval(t, 0)
 			return failingFrom(env, 2*perStep+1) // fails while sampling step 2

@@ -69,6 +69,7 @@ func writeState(w io.Writer, kind string, st *netState) (int64, error) {
 		cw.u64(uint64(x))
 	}
 	cw.u64(uint64(st.step))
+	var buf []byte // one buffer for every tensor's bytes: resumable runs write their state after every step
 	for _, group := range [][]*tensors.Tensor{st.params, st.m, st.v} {
 		for i, t := range group {
 			s := st.specs[i]
@@ -77,13 +78,14 @@ func writeState(w io.Writer, kind string, st *netState) (int64, error) {
 			for _, d := range s.Dims {
 				cw.u64(uint64(d))
 			}
-			data, err := floatsCopy(t)
+			err := tensors.ConstFlatData(t, func(data []float32) {
+				buf = slices.Grow(buf[:0], 4*len(data))
+				for _, x := range data {
+					buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x))
+				}
+			})
 			if err != nil {
 				return cw.n, err
-			}
-			buf := make([]byte, 4*len(data))
-			for j, x := range data {
-				binary.LittleEndian.PutUint32(buf[4*j:], math.Float32bits(x))
 			}
 			cw.write(buf)
 		}
