@@ -54,7 +54,7 @@ type BaseConfig struct {
 	// GiveUpAfterReadProb is the chance that a demonstration that reads submits right after its read, leaving the
 	// program unedited (the demonstrator read and did not see the fix). It is 0 in the calibrated mix, whose base
 	// agent edits after every read; above 0 part of what a read is worth waits until RL teaches the edit after it
-	// (README, "Why our 0.05 penalty reads so soon"). At 0 the demonstrations' random stream is what it was
+	// (FINDINGS.md, "Why our 0.05 penalty reads so soon"). At 0 the demonstrations' random stream is what it was
 	// without it.
 	GiveUpAfterReadProb float64 `json:",omitempty"`
 }
@@ -62,7 +62,7 @@ type BaseConfig struct {
 // DefaultBaseConfig is the calibrated demonstration mix and training schedule.
 func DefaultBaseConfig() BaseConfig {
 	return BaseConfig{
-		Seed:             3, // 1 misses the calibration gate since the read call's closing token is learned (README)
+		Seed:             3, // 1 misses the calibration gate since the read call's closing token is learned (FINDINGS.md)
 		Demos:            4096,
 		MappingDemos:     4096,
 		MappingRightProb: 0.85,

@@ -56,7 +56,7 @@ type RLConfig struct {
 // DefaultRLConfig returns the book's defaults: 6 turns, one edit, hidden-test reward, 8 tasks × 8 episodes per step,
 // temperature 1, token_mean, seed 0. The update's settings are ours, since the book does not show them: the learning
 // rate (7e-4), and one Adam step per batch (one minibatch, one epoch), under which the PPO clip (0.2) never acts.
-// The book's update takes the run's generator, which suggests it shuffled minibatches; README ("Four minibatches")
+// The book's update takes the run's generator, which suggests it shuffled minibatches; FINDINGS.md ("Four minibatches")
 // measures that reading under six RL seeds.
 func DefaultRLConfig() RLConfig {
 	return RLConfig{

@@ -88,7 +88,7 @@ type Deviation struct {
 var KnownDeviations = map[string]Deviation{
 	// Recorded in the committed run (XLA backend on the processor its notebooks' metadata names, seed 0, base agent
 	// of agentrl.DefaultBaseConfig, fresh Adam per run); the seed counts are those of `go run ./cmd/seeds` on that
-	// processor. See README "Where we differ".
+	// processor. See FINDINGS.md, "Where we differ from the book".
 	"C15: (a) blind guesser or (b) reader: neither regime": {
 		Why:   "on held-out tasks our 3-turn arm guesses blind as the book's (reads 0.00, tests 0.00, pass 0.206 against 0.200), and it mostly guesses rather than remembers (12.3's split by op: 0.23 on training tasks, 0.17 held out; its 5-step training pass from step 10 peaks at 0.26, more than 0.05 above the blind ceiling of 0.200 on the training tasks), but many of its episodes begin with a malformed call (`edit edit` and an op), so it takes 2.59 turns instead of 1.9–2.2, and its training batches of steps 30–39 earn +0.239, just above the rule's 0.18 ± 0.05; holds in none of RL seeds 0–5 (12.3's six-seed table): blind in five (turns 2.11–2.66, batch rewards +0.22–0.33), a reader passing 0.688 (above the rule's 0.50) in one; where our extra malformed calls come from: 12.5's section of that name",
 		Bound: "regime (a) on held-out tasks (reads ≤ 0.05, edits ≥ 0.90, pass 0.20 ± 0.04), with turns ≤ 2.7 and batch reward ≤ 0.26",
