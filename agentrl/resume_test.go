@@ -41,15 +41,12 @@ func interruptDuring(t *testing.T, factory EnvFactory, n int) EnvFactory {
 		onInterrupt = f
 		return func() {}
 	}
-	calls := 0
+	failing, calls := failingFrom(factory, n), 0
 	return func() (Env, error) {
 		if calls++; calls == n {
 			onInterrupt()
 		}
-		if calls >= n {
-			return nil, errors.New("killed")
-		}
-		return factory()
+		return failing()
 	}
 }
 
