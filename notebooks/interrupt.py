@@ -3,9 +3,9 @@
 usage: python3 interrupt.py KERNEL_CWD STARTUP_TIMEOUT_S CELL_TIMEOUT_S DELAY_S SETUP_CELL CELL MARKER...
 
 Runs SETUP_CELL, then CELL once per MARKER: each time it waits until the cell's output contains that marker,
-waits DELAY_S more, interrupts the kernel, and waits for the cell to end. Prints a JSON list with the text output (streams and
-errors) of every execution. Exit status 2 when the kernel does not start, a marker never appears, a cell does
-not end within CELL_TIMEOUT_S, or the script is stopped by SIGTERM or SIGINT. The kernel is always shut down
+waits DELAY_S more, interrupts the kernel, and waits for the cell to end. Prints a JSON list with the text output
+(streams, the text of displays and of their updates, errors) of every execution. Exit status 2 when the kernel does
+not start, a marker never appears, a cell does not end within CELL_TIMEOUT_S, or the script is stopped by SIGTERM or SIGINT. The kernel is always shut down
 gracefully, so that GoNB removes its temporary folder and stops gopls: a shutdown request, then SIGTERM and SIGKILL
 if it has not exited within the manager's shutdown_wait_time.
 """
@@ -69,6 +69,8 @@ def execute(km, kc, code, marker, delay, timeout):
         kind, content = msg["msg_type"], msg["content"]
         if kind == "stream":
             text += content["text"]
+        elif kind in ("display_data", "update_display_data"):  # the status display, redrawn in place
+            text += content["data"].get("text/plain", "") + "\n"
         elif kind == "error":
             text += f"{content['ename']}: {content['evalue']}\n"
         elif kind == "status" and content["execution_state"] == "idle":

@@ -23,21 +23,18 @@ const interruptedCell = `import (
 	"time"
 
 	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/ch12"
 )
 
 %%
-all, err := agentrl.MakeTasks("all")
-if err != nil {
-	panic(err)
-}
-store, err := agentrl.DefaultStore()
+ch, err := ch12.Setup() // as a chapter cell: the notices go to the status display
 if err != nil {
 	panic(err)
 }
 agentrl.ProgressInterval = time.Second // a progress line shows that a step has ended: the test interrupts after it
 c := agentrl.DefaultBaseConfig()
 c.Demos, c.MappingDemos, c.Steps, c.BatchSize = 64, 64, 1_000_000, 2
-_, err = agentrl.BaseFrom(store, agentrl.BuildTokenizer(all), c)
+_, err = agentrl.BaseFrom(ch.Store, ch.Tok, c)
 fmt.Println(err)
 `
 

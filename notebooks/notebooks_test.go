@@ -14,9 +14,12 @@ import (
 )
 
 // newRunner returns a Runner logging to t, or fails (skips only under AGENTRL_NOTEBOOKS_OPTIONAL=1) when
-// Jupyter or the GoNB kernel is missing.
+// Jupyter or the GoNB kernel is missing. Under -short it skips: the quick test mode executes no notebook.
 func newRunner(t *testing.T) *Runner {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: no notebook is executed")
+	}
 	r, err := NewRunner()
 	if err != nil {
 		if errors.Is(err, ErrNoJupyter) && os.Getenv("AGENTRL_NOTEBOOKS_OPTIONAL") == "1" {

@@ -1,0 +1,70 @@
+package ch12
+
+import (
+	"sync"
+
+	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/gomlxmodel"
+)
+
+// HeldOutEpisodes is the number of episodes per held-out task of HeldOut, the book's held_out.
+const HeldOutEpisodes = 16
+
+// HeldOutSeed seeds HeldOut's generator.
+const HeldOutSeed = 7
+
+// Chapter is what every section of the chapter starts from.
+type Chapter struct {
+	Tok          *agentrl.Tokenizer // over every task (training and held-out)
+	Train        []agentrl.Task     // the 20 training tasks
+	HeldOutTasks []agentrl.Task     // the 10 held-out tasks
+	Store        *agentrl.Store     // the result store ($AGENTRL_CACHE, else the user's cache directory)
+
+	base func() (*gomlxmodel.Model, error)
+}
+
+// Setup builds the chapter's tokenizer and tasks and opens the default result store. It trains and loads nothing:
+// the base agent is made on the first call of Base. In a GoNB cell program it also installs the Status display
+// as the destination of agentrl's notices.
+func Setup() (*Chapter, error) {
+	all, err := agentrl.MakeTasks(agentrl.SplitAll)
+	if err != nil {
+		return nil, err
+	}
+	train, err := agentrl.MakeTasks(agentrl.SplitTrain)
+	if err != nil {
+		return nil, err
+	}
+	heldOut, err := agentrl.MakeTasks(agentrl.SplitHeldout)
+	if err != nil {
+		return nil, err
+	}
+	store, err := agentrl.DefaultStore()
+	if err != nil {
+		return nil, err
+	}
+	installStatus()
+	c := &Chapter{Tok: agentrl.BuildTokenizer(all), Train: train, HeldOutTasks: heldOut, Store: store}
+	c.base = sync.OnceValues(func() (*gomlxmodel.Model, error) {
+		return agentrl.BaseFrom(c.Store, c.Tok, agentrl.DefaultBaseConfig())
+	})
+	return c, nil
+}
+
+// Base is the RL base agent (arl.make_rl_base), trained with agentrl.DefaultBaseConfig on the training tasks or
+// loaded from the store, once per process. Callers that train must copy it, as agentrl's loops do.
+func (c *Chapter) Base() (*gomlxmodel.Model, error) { return c.base() }
+
+// HeldOut is the book's held_out: behavior statistics of policy on the held-out tasks in cfg's environment,
+// HeldOutEpisodes episodes per task sampled with generator seed HeldOutSeed.
+func (c *Chapter) HeldOut(policy *gomlxmodel.Model, cfg agentrl.RLConfig) (agentrl.Stats, error) {
+	return agentrl.Evaluate(policy, c.HeldOutTasks, c.Tok, HeldOutEpisodes, agentrl.NewRNG(HeldOutSeed), cfg, nil)
+}
+
+// Must returns v, or panics with err: a cell's way to stop with an error's message.
+func Must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

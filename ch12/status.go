@@ -1,0 +1,139 @@
+package ch12
+
+import (
+	"fmt"
+	"html"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/janpfeifer/gonb/gonbui"
+	"github.com/janpfeifer/gonb/gonbui/protocol"
+)
+
+// Status gathers agentrl's notices (lines starting "cache:" or "progress:") into a short block that is redrawn in
+// place: one line that counts the results loaded from the store, one per result computed (with its time), any
+// other notice (a warning, an interrupt) as it came, and a live line for the computation under way. When the
+// work ends the live line goes, and what is left is the summary. It is an io.Writer for agentrl.ProgressOutput;
+// a line that is not a notice is kept as it came.
+type Status struct {
+	show func(text string) // draws the block (text lines joined by "\n"); called with the lock held
+
+	mu       sync.Mutex
+	partial  string   // an incomplete last line
+	loaded   []string // keys loaded from the store, in order, without repeats
+	computed []string // "key in 12s"
+	notes    []string // other notices, in order
+	live     string   // the computation under way, or ""
+}
+
+// NewStatus returns a Status that draws its block with show.
+func NewStatus(show func(text string)) *Status { return &Status{show: show} }
+
+// Write takes notices, one or more lines at a time (a line may arrive in pieces), and redraws the block.
+func (s *Status) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	text := s.partial + string(p)
+	lines := strings.Split(text, "\n")
+	s.partial = lines[len(lines)-1]
+	for _, l := range lines[:len(lines)-1] {
+		s.take(strings.TrimRight(l, "\r"))
+	}
+	if len(lines) > 1 {
+		s.show(s.text())
+	}
+	return len(p), nil
+}
+
+// take files one notice.
+func (s *Status) take(line string) {
+	rest, isCache := strings.CutPrefix(line, "cache: ")
+	switch {
+	case strings.HasPrefix(line, "progress: "):
+		s.live = line
+	case isCache && strings.HasPrefix(rest, "loaded "):
+		key := strings.TrimPrefix(rest, "loaded ")
+		if !containsString(s.loaded, key) {
+			s.loaded = append(s.loaded, key)
+		}
+		s.live = ""
+	case isCache && strings.HasPrefix(rest, "computed ") && !strings.Contains(rest, "could not"):
+		s.computed = append(s.computed, strings.TrimPrefix(rest, "computed "))
+		s.live = ""
+	case isCache && (strings.HasPrefix(rest, "computing ") || strings.HasPrefix(rest, "resuming ") ||
+		strings.HasPrefix(rest, "waiting ")):
+		s.live = line
+	case strings.TrimSpace(line) == "":
+	default:
+		s.notes = append(s.notes, line)
+	}
+}
+
+// text is the block: the summary, then the notes, then the live line.
+func (s *Status) text() string {
+	var out []string
+	switch n := len(s.loaded); {
+	case n == 1:
+		out = append(out, "cache: loaded "+s.loaded[0])
+	case n > 1:
+		out = append(out, fmt.Sprintf("cache: loaded %d stored results (%s)", n, abbreviate(s.loaded, 3)))
+	}
+	for _, c := range s.computed {
+		out = append(out, "cache: computed "+c)
+	}
+	out = append(out, s.notes...)
+	if s.live != "" {
+		out = append(out, s.live)
+	}
+	return strings.Join(out, "\n")
+}
+
+// abbreviate lists the first n items and how many more there are.
+func abbreviate(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// NotebookProgressInterval is the least time between two progress lines in a notebook, where a line is redrawn in
+// place rather than appended.
+const NotebookProgressInterval = 2 * time.Second
+
+var installOnce sync.Once
+
+// installStatus makes a Status drawn as one GoNB display the destination of agentrl's notices, once per cell
+// program; outside GoNB it does nothing (the notices go to stderr).
+func installStatus() {
+	if !gonbui.IsNotebook {
+		return
+	}
+	installOnce.Do(func() {
+		id := "agentrl-status-" + gonbui.UniqueID()
+		agentrl.ProgressOutput = NewStatus(func(text string) { gonbui.SendData(statusDisplay(id, text)) })
+		agentrl.ProgressInterval = min(agentrl.ProgressInterval, NotebookProgressInterval)
+	})
+}
+
+// statusDisplay is the display that shows text: plain text, and the same as small grey preformatted HTML.
+func statusDisplay(id, text string) *protocol.DisplayData {
+	return &protocol.DisplayData{
+		Data: map[protocol.MIMEType]any{
+			protocol.MIMETextPlain: text,
+			protocol.MIMETextHTML: `<pre style="margin:0;color:#777;font-size:85%">` + html.EscapeString(text) +
+				"</pre>",
+		},
+		DisplayID: id,
+	}
+}
