@@ -318,6 +318,12 @@ func BaseKey(tok *Tokenizer, c BaseConfig) string { return Key("rl_base", c, tok
 // BaseFrom returns the base agent trained with c, from store when present. An invalid c is an error, before
 // anything is looked up or trained.
 func BaseFrom(store *Store, tok *Tokenizer, c BaseConfig) (*gomlxmodel.Model, error) {
+	switch {
+	case store == nil:
+		return nil, errors.New("agentrl: BaseFrom: the store is nil: open one with DefaultStore or OpenStore")
+	case tok == nil:
+		return nil, errors.New("agentrl: BaseFrom: the tokenizer is nil: pass the chapter's (BuildTokenizer)")
+	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

@@ -21,10 +21,6 @@ import (
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
-// CodeVersion names the version of the code that produces cached results. It is part of every cache key:
-// change it whenever a change of the library changes what a run computes.
-const CodeVersion = "agentrl-2026-11-30.6"
-
 // CacheEnv is the environment variable that sets the result cache's directory.
 const CacheEnv = "AGENTRL_CACHE"
 
@@ -82,11 +78,11 @@ func DefaultStore() (*Store, error) {
 // Dir is the store's directory.
 func (s *Store) Dir() string { return s.dir }
 
-// Key returns the content address of a result: a readable name followed by a hash of the name, CodeVersion,
-// the backend and every part (JSON-encoded: configurations, seeds, tasks, the keys of inputs).
+// Key returns the content address of a result: a readable name followed by a hash of the name, CodeVersion (the
+// library's code), the backend and every part (JSON-encoded: configurations, seeds, tasks, the keys of inputs).
 func Key(name string, parts ...any) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", CodeVersion, backendName(), name)
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", CodeVersion(), backendName(), name)
 	enc := json.NewEncoder(h)
 	for _, p := range parts {
 		if err := enc.Encode(p); err != nil {
@@ -113,15 +109,46 @@ type Codec[T any] struct {
 // checks). A computed value is returned as it reads back from its encoding, so both paths give identical values.
 // A value that could not be stored (a full disk, a read-only cache directory) is still returned: the failure is
 // logged, and the next run computes it again.
+//
+// When compute is not the library's own code (a function of a notebook cell), the hash of its code (FuncCode)
+// is appended to key: editing the code that compute reaches makes the old result unusable.
+//
+// One process computes a key at a time: a process that finds another computing the same key (two notebooks, a
+// notebook and cmd/seeds) logs "cache: waiting for KEY (another process is computing it)" and loads the result
+// once the other has stored it; if the other ends without storing it (killed, failed), it computes it itself.
 func Cached[T any](s *Store, key string, codec Codec[T], compute func() (T, error)) (T, error) {
-	if v, err := load(s, key, codec); err == nil {
-		fmt.Fprintf(ProgressOutput, "cache: loaded %s\n", key)
+	var zero T
+	switch {
+	case s == nil:
+		return zero, errors.New("agentrl: Cached: the store is nil: open one with DefaultStore or OpenStore")
+	case key == "":
+		return zero, errors.New("agentrl: Cached: the key is empty: make one with Key")
+	case codec.Encode == nil || codec.Decode == nil:
+		return zero, fmt.Errorf("agentrl: Cached(%s): the codec needs both Encode and Decode", key)
+	case compute == nil:
+		return zero, fmt.Errorf("agentrl: Cached(%s): compute is nil", key)
+	}
+	code, err := FuncCode(compute)
+	if err != nil {
+		return zero, fmt.Errorf("agentrl: Cached(%s): %w", key, err)
+	}
+	if code != "" {
+		key += "-" + code
+	}
+	if v, ok := loadLogged(s, key, codec); ok {
 		return v, nil
-	} else if !errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintf(ProgressOutput, "cache: %s unusable (%v): recomputing\n", key, err)
+	}
+	unlock, waited, err := s.lock(key)
+	if err != nil {
+		return zero, err
+	}
+	defer unlock()
+	if waited {
+		if v, ok := loadLogged(s, key, codec); ok {
+			return v, nil
+		}
 	}
 	start := time.Now()
-	var zero T
 	v, err := compute()
 	if err != nil {
 		return zero, err
@@ -137,6 +164,20 @@ func Cached[T any](s *Store, key string, codec Codec[T], compute func() (T, erro
 		fmt.Fprintf(ProgressOutput, "cache: computed %s in %s\n", key, time.Since(start).Round(time.Second))
 	}
 	return codec.Decode(bytes.NewReader(payload.Bytes()))
+}
+
+// loadLogged loads key's entry and logs what it found: "loaded", or why an entry is unusable. It reports whether
+// the value is usable.
+func loadLogged[T any](s *Store, key string, codec Codec[T]) (T, bool) {
+	v, err := load(s, key, codec)
+	switch {
+	case err == nil:
+		fmt.Fprintf(ProgressOutput, "cache: loaded %s\n", key)
+		return v, true
+	case !errors.Is(err, os.ErrNotExist):
+		fmt.Fprintf(ProgressOutput, "cache: %s unusable (%v): recomputing\n", key, err)
+	}
+	return v, false
 }
 
 // Reset removes the entry of key, if any.
@@ -211,6 +252,9 @@ const entrySuffix = ".bin"
 
 // path is the file of key's entry.
 func (s *Store) path(key string) string { return filepath.Join(s.dir, key+entrySuffix) }
+
+// lockPath is the file whose lock a process holds while it computes key's entry.
+func (s *Store) lockPath(key string) string { return filepath.Join(s.dir, key+".lock") }
 
 // saves numbers the temporary files of this process's writes.
 var saves atomic.Uint64

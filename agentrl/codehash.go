@@ -2,26 +2,37 @@ package agentrl
 
 import (
 	"crypto/sha256"
+	"embed"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"go/ast"
 	goparser "go/parser"
+	"go/scanner"
 	"go/token"
+	"hash"
+	"io/fs"
 	"os"
+	"reflect"
 	"runtime"
 	"sort"
+	"strings"
+	"sync"
+
+	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
 // CodeHash returns a short hash of the Go code that the top-level declaration root reaches in the caller's source
 // file: root's own declaration and, transitively, every top-level function, method, type, variable and constant
-// of that file whose name appears in a reached declaration. Comments do not count.
+// of that file whose name appears in a reached declaration. Only the code's tokens count: comments and layout
+// (spaces, line breaks, blank lines) do not, so annotating a cell keeps its results while any edit of the code
+// it reaches changes the hash.
 //
 // A notebook adds it to the cache key of a result that its own cells compute (Key(name, …, CodeHash("run"))),
 // so that editing the chapter code shown in a cell makes the result computed by the old code unusable, where it
 // would otherwise be loaded as if nothing had changed. GoNB writes the declarations of every executed cell into
-// the one source file of the cell's program, so a cell's call sees the code of all of them. The library's own code
-// is covered by CodeVersion.
+// the one source file of the cell's program, so a cell's call sees the code of all of them. Cached adds the hash
+// of its compute function's code by itself (FuncCode), and the library's own code is in every key (CodeVersion).
 func CodeHash(root string) (string, error) {
 	_, file, _, ok := runtime.Caller(1)
 	if !ok {
@@ -32,38 +43,123 @@ func CodeHash(root string) (string, error) {
 
 // codeHash is CodeHash for the declarations of file.
 func codeHash(file, root string) (string, error) {
-	src, err := os.ReadFile(file)
+	s, err := parseSource(file)
 	if err != nil {
 		return "", fmt.Errorf("agentrl: CodeHash(%q): %w", root, err)
+	}
+	if len(s.decls[root]) == 0 {
+		return "", fmt.Errorf("agentrl: CodeHash: no top-level declaration %q in %s", root, file)
+	}
+	return s.hash(s.decls[root]), nil
+}
+
+// FuncCode returns a short hash of the code of the function f (a func value of any type), or "" when f is the
+// library's own code (agentrl's and gomlxmodel's, outside their tests), which CodeVersion covers. Otherwise the
+// hash is CodeHash's for the top-level declaration that holds f in its source file (f's own, or for a function
+// literal the function or variable it is written in) and everything that declaration reaches: for a factory
+// written in a notebook cell, the cell program's code that makes its environments. Values that f captures count
+// only through the code that computes them.
+//
+// f's source file must be readable where the program runs (a notebook's cell program, or a program built from
+// the repository without -trimpath); an error says when it is not.
+func FuncCode(f any) (string, error) {
+	v := reflect.ValueOf(f)
+	if v.Kind() != reflect.Func || v.IsNil() {
+		return "", fmt.Errorf("agentrl: FuncCode: %T is not a non-nil function", f)
+	}
+	fn := runtime.FuncForPC(v.Pointer())
+	if fn == nil {
+		return "", errors.New("agentrl: FuncCode: the function is unknown to the runtime")
+	}
+	file, line := fn.FileLine(fn.Entry())
+	name := fn.Name()
+	if isLibraryFunc(name, file) {
+		return "", nil
+	}
+	if !strings.HasSuffix(file, ".go") {
+		return "", fmt.Errorf("agentrl: FuncCode: %s has no Go source (%s); pass a function or a function literal, not a method value", name, file)
+	}
+	s, err := parseSource(file)
+	if err != nil {
+		return "", fmt.Errorf("agentrl: FuncCode(%s): %w (its source file is needed to key what it computes)", name, err)
+	}
+	var roots []ast.Node
+	for _, nodes := range s.decls {
+		for _, n := range nodes {
+			if s.fset.Position(n.Pos()).Line <= line && line <= s.fset.Position(n.End()).Line {
+				roots = append(roots, n)
+			}
+		}
+	}
+	if len(roots) == 0 {
+		return "", fmt.Errorf("agentrl: FuncCode: no top-level declaration of %s at %s:%d", name, file, line)
+	}
+	return s.hash(roots), nil
+}
+
+// libraryPackages are the import paths of the packages whose code CodeVersion hashes.
+var libraryPackages = map[string]bool{
+	"github.com/agentrl-go/agentrl/agentrl":    true,
+	"github.com/agentrl-go/agentrl/gomlxmodel": true,
+}
+
+// isLibraryFunc reports whether the function named name (as the runtime names it: import path, a dot, the
+// function's path inside its package) declared in file is library code outside the tests.
+func isLibraryFunc(name, file string) bool {
+	if strings.HasSuffix(file, "_test.go") {
+		return false
+	}
+	slash := strings.LastIndexByte(name, '/')
+	dot := strings.IndexByte(name[slash+1:], '.')
+	if dot < 0 {
+		return false
+	}
+	return libraryPackages[name[:slash+1+dot]]
+}
+
+// source is a parsed Go file and its top-level declarations.
+type source struct {
+	src   []byte
+	fset  *token.FileSet
+	decls map[string][]ast.Node    // topLevel's map
+	kind  map[ast.Node]token.Token // the keyword of a type, variable or constant specification's declaration
+}
+
+func parseSource(file string) (*source, error) {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
 	}
 	fset := token.NewFileSet()
 	f, err := goparser.ParseFile(fset, file, src, goparser.SkipObjectResolution)
 	if err != nil {
-		return "", fmt.Errorf("agentrl: CodeHash(%q): %w", root, err)
+		return nil, err
 	}
-	decls := topLevel(f)
-	if len(decls[root]) == 0 {
-		return "", fmt.Errorf("agentrl: CodeHash: no top-level declaration %q in %s", root, file)
-	}
+	s := &source{src: src, fset: fset, kind: map[ast.Node]token.Token{}}
+	s.decls = topLevel(f, s.kind)
+	return s, nil
+}
 
-	// Walk the names that reached declarations mention, from root.
+// hash hashes the tokens of roots and of every declaration they reach, transitively, in source order.
+func (s *source) hash(roots []ast.Node) string {
 	reached := map[ast.Node]bool{}
-	seen, queue := map[string]bool{root: true}, []string{root}
+	seen := map[string]bool{}
+	queue := append([]ast.Node(nil), roots...)
 	for len(queue) > 0 {
-		name := queue[0]
+		d := queue[0]
 		queue = queue[1:]
-		for _, d := range decls[name] {
-			reached[d] = true
-			ast.Inspect(d, func(n ast.Node) bool {
-				if id, ok := n.(*ast.Ident); ok && len(decls[id.Name]) > 0 && !seen[id.Name] {
-					seen[id.Name] = true
-					queue = append(queue, id.Name)
-				}
-				return true
-			})
+		if reached[d] {
+			continue
 		}
+		reached[d] = true
+		ast.Inspect(d, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && !seen[id.Name] && len(s.decls[id.Name]) > 0 {
+				seen[id.Name] = true
+				queue = append(queue, s.decls[id.Name]...)
+			}
+			return true
+		})
 	}
-
 	nodes := make([]ast.Node, 0, len(reached))
 	for d := range reached {
 		nodes = append(nodes, d)
@@ -71,15 +167,43 @@ func codeHash(file, root string) (string, error) {
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Pos() < nodes[j].Pos() })
 	h := sha256.New()
 	for _, d := range nodes {
-		h.Write(src[fset.Position(d.Pos()).Offset:fset.Position(d.End()).Offset])
+		if k, ok := s.kind[d]; ok {
+			fmt.Fprintf(h, "%s\x00", k)
+		}
+		hashTokens(h, s.src[s.fset.Position(d.Pos()).Offset:s.fset.Position(d.End()).Offset])
+		h.Write([]byte{0xff})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// hashTokens writes the tokens of the Go source src to h: each operator, keyword and literal, and one ";" for
+// each semicolon, written or implied by a line break. Comments and layout are not tokens, so they do not count.
+func hashTokens(h hash.Hash, src []byte) {
+	fset := token.NewFileSet()
+	var sc scanner.Scanner
+	sc.Init(fset.AddFile("", -1, len(src)), src, nil, 0)
+	for {
+		_, tok, lit := sc.Scan()
+		switch {
+		case tok == token.EOF:
+			return
+		case tok == token.SEMICOLON:
+			h.Write([]byte(";"))
+		case tok.IsLiteral():
+			h.Write([]byte(lit))
+		default:
+			h.Write([]byte(tok.String()))
+			if tok == token.ILLEGAL {
+				h.Write([]byte(lit))
+			}
+		}
 		h.Write([]byte{0})
 	}
-	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
 // topLevel maps each name declared at the top level of f to its declarations: a function's, a type's (with its
-// methods), a variable's or a constant's specification.
-func topLevel(f *ast.File) map[string][]ast.Node {
+// methods), a variable's or a constant's specification. It records each specification's keyword in kind.
+func topLevel(f *ast.File, kind map[ast.Node]token.Token) map[string][]ast.Node {
 	decls := map[string][]ast.Node{}
 	for _, d := range f.Decls {
 		switch d := d.(type) {
@@ -94,10 +218,12 @@ func topLevel(f *ast.File) map[string][]ast.Node {
 				switch s := s.(type) {
 				case *ast.TypeSpec:
 					decls[s.Name.Name] = append(decls[s.Name.Name], s)
+					kind[s] = d.Tok
 				case *ast.ValueSpec:
 					for _, n := range s.Names {
 						decls[n.Name] = append(decls[n.Name], s)
 					}
+					kind[s] = d.Tok
 				}
 			}
 		}
@@ -121,4 +247,48 @@ func receiverType(x ast.Expr) string {
 			return ""
 		}
 	}
+}
+
+// librarySource holds the package's Go files, for CodeVersion.
+//
+//go:embed *.go
+var librarySource embed.FS
+
+// CodeVersion is a hash of the library's own code: the tokens of every Go file of agentrl and gomlxmodel
+// (embedded when the program is built), tests excluded. It is part of every cache key, so any edit of the
+// library's code makes the results computed by the old code unusable, while an edit of its comments or layout
+// keeps them.
+func CodeVersion() string { return codeVersion() }
+
+var codeVersion = sync.OnceValue(func() string {
+	return libraryHash(map[string]fs.FS{"agentrl": librarySource, "gomlxmodel": gomlxmodel.Source})
+})
+
+// libraryHash hashes the tokens of the Go files, tests excluded, of each named file system, in order of name.
+func libraryHash(packages map[string]fs.FS) string {
+	names := make([]string, 0, len(packages))
+	for name := range packages {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, pkg := range names {
+		files, err := fs.Glob(packages[pkg], "*.go")
+		if err != nil {
+			panic(err) // the pattern is valid
+		}
+		for _, file := range files { // sorted by fs.Glob
+			if strings.HasSuffix(file, "_test.go") {
+				continue
+			}
+			src, err := fs.ReadFile(packages[pkg], file)
+			if err != nil {
+				panic(fmt.Sprintf("agentrl: embedded %s/%s: %v", pkg, file, err)) // embedded files are readable
+			}
+			fmt.Fprintf(h, "%s/%s\x00", pkg, file)
+			hashTokens(h, src)
+			h.Write([]byte{0xff})
+		}
+	}
+	return "agentrl-" + hex.EncodeToString(h.Sum(nil))[:16]
 }

@@ -21,7 +21,7 @@ type StepStats struct {
 // holds each step's behavior statistics. factory makes the environments (nil: MakeEnv(cfg)); wrap it with
 // LoggedEnv to keep the terminal info of every episode. The run's generator is seeded with cfg.Seed.
 func TrainRL(policy *gomlxmodel.Model, tasks []Task, tok *Tokenizer, cfg RLConfig, steps int, factory EnvFactory) ([]StepStats, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := checkTraining("TrainRL", tasks, cfg, steps); err != nil {
 		return nil, err
 	}
 	return TrainRLSchedule(policy, tasks, tok, steps, func(int) RLConfig { return cfg }, factory)
@@ -117,24 +117,29 @@ func ValueStep(critic *gomlxmodel.Critic, batch Batch, oldValues, returns [][]fl
 
 // TrainedRun is a stored TrainRL run: it trains a copy of base for steps steps with cfg on tasks, logging the
 // terminal info of every episode, or loads the identical run from store. The run's key holds base's
-// fingerprint, the tasks, the vocabulary, cfg, steps and envName, which names factory (a factory's code cannot
-// be hashed); a nil factory means MakeEnv(cfg).
+// fingerprint, the tasks, the vocabulary, cfg, steps, envName (a label, which may be empty) and the code of
+// factory (FuncCode: a factory written in a notebook cell keys on the cell program's code that it reaches, so
+// editing the environment it makes trains anew); a nil factory means MakeEnv(cfg). Every argument is checked
+// before anything is keyed, loaded or printed.
 func TrainedRun(store *Store, base *gomlxmodel.Model, tok *Tokenizer, tasks []Task, cfg RLConfig, steps int,
 	envName string, factory EnvFactory) (*Run, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := checkRun("TrainedRun", store, base, tok, tasks, cfg, steps); err != nil {
 		return nil, err
 	}
-	switch {
-	case factory == nil:
+	var envCode string
+	if factory == nil {
 		factory, envName = EnvFactoryOf(cfg), "make_env"
-	case envName == "":
-		return nil, errors.New("agentrl: TrainedRun with an environment factory needs its name for the cache key")
+	} else {
+		var err error
+		if envCode, err = FuncCode(factory); err != nil {
+			return nil, fmt.Errorf("agentrl: TrainedRun: the environment factory: %w", err)
+		}
 	}
 	baseID, err := Fingerprint(base)
 	if err != nil {
 		return nil, err
 	}
-	key := Key("train_rl", baseID, tasks, tok.Itos, cfg, steps, envName)
+	key := Key("train_rl", baseID, tasks, tok.Itos, cfg, steps, envName, envCode)
 	return cachedResumable(store, key, RunCodec, func(res *resumer) (*Run, error) {
 		run, src := &Run{}, newPCG(cfg.Seed)
 		if p, saved := res.restore(); p != nil {
@@ -150,6 +155,45 @@ func TrainedRun(store *Store, base *gomlxmodel.Model, tok *Tokenizer, tasks []Ta
 		err := trainRL(run, src, tasks, tok, steps, func(int) RLConfig { return cfg }, Logged(factory, &run.Log), res)
 		return run, err
 	})
+}
+
+// checkRun returns an error, naming what to change, when TrainedRun cannot run what it is asked (fn names the
+// caller).
+func checkRun(fn string, store *Store, base *gomlxmodel.Model, tok *Tokenizer, tasks []Task, cfg RLConfig, steps int) error {
+	switch {
+	case store == nil:
+		return fmt.Errorf("agentrl: %s: the store is nil: open one with DefaultStore or OpenStore", fn)
+	case base == nil:
+		return fmt.Errorf("agentrl: %s: the base model is nil: pass the agent to train (MakeRLBase)", fn)
+	case tok == nil:
+		return fmt.Errorf("agentrl: %s: the tokenizer is nil: pass the chapter's (BuildTokenizer)", fn)
+	}
+	return checkTraining(fn, tasks, cfg, steps)
+}
+
+// checkTraining returns an error, naming what to change, for a GRPO run of steps steps with cfg on tasks that
+// would be wrong or meaningless: an invalid cfg, no steps, too few tasks, or groups of one episode (whose
+// group-normalized advantages are all zero, so nothing would be learned).
+func checkTraining(fn string, tasks []Task, cfg RLConfig, steps int) error {
+	var errs []error
+	if steps < 1 {
+		errs = append(errs, fmt.Errorf("steps = %d, want >= 1", steps))
+	}
+	if len(tasks) == 0 {
+		errs = append(errs, errors.New("no tasks: pass the training tasks (MakeTasks(SplitTrain))"))
+	} else if cfg.PromptsPerStep >= 1 && len(tasks) < cfg.PromptsPerStep {
+		errs = append(errs, fmt.Errorf("%d tasks, want at least PromptsPerStep = %d (pass more tasks or lower PromptsPerStep)",
+			len(tasks), cfg.PromptsPerStep))
+	}
+	if err := cfg.Validate(); err != nil {
+		errs = append(errs, err)
+	} else if cfg.GroupSize < 2 {
+		errs = append(errs, fmt.Errorf("GroupSize = %d, want >= 2: GRPO normalizes each reward within its group, so a group of one episode has a zero advantage and trains nothing", cfg.GroupSize))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("agentrl: %s: %w", fn, err)
+	}
+	return nil
 }
 
 // Logged wraps every environment of factory in a LoggedEnv that appends to log.

@@ -1,0 +1,59 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package agentrl
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// lock takes the store's lock of key, for computing it, waiting (after one "cache: waiting for" line) while
+// another process holds it; waited reports whether it did. The lock is an flock(2) lock on the file KEY.lock of
+// the store's directory, which the kernel releases when its holder ends, however it ends. release removes the
+// file, then releases the lock. A lock that cannot be taken (a read-only cache directory) is logged, and the
+// computation goes on without one.
+func (s *Store) lock(key string) (release func(), waited bool, err error) {
+	path := s.lockPath(key)
+	for {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			fmt.Fprintf(ProgressOutput, "cache: cannot lock %s (%v): computing it without waiting for other processes\n", key, err)
+			return func() {}, waited, nil
+		}
+		fd := int(f.Fd())
+		err = flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			if !waited {
+				fmt.Fprintf(ProgressOutput, "cache: waiting for %s (another process is computing it)\n", key)
+			}
+			waited = true
+			err = flock(fd, syscall.LOCK_EX)
+		}
+		if err != nil {
+			f.Close()
+			return nil, waited, fmt.Errorf("cache: lock %s: %w", key, err)
+		}
+		// A holder removes the file before it releases the lock, so a lock taken on a file that has since been
+		// removed (or replaced) guards nothing: take the current file's.
+		held, errHeld := f.Stat()
+		current, errCurrent := os.Stat(path)
+		if errHeld == nil && errCurrent == nil && os.SameFile(held, current) {
+			return func() {
+				_ = os.Remove(path)
+				f.Close()
+			}, waited, nil
+		}
+		f.Close()
+	}
+}
+
+// flock is flock(2), retried when a signal interrupts it.
+func flock(fd, how int) error {
+	for {
+		if err := syscall.Flock(fd, how); !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
