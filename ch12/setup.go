@@ -1,6 +1,8 @@
 package ch12
 
 import (
+	"encoding/gob"
+	"io"
 	"sync"
 
 	"github.com/agentrl-go/agentrl/agentrl"
@@ -56,9 +58,31 @@ func Setup() (*Chapter, error) {
 func (c *Chapter) Base() (*gomlxmodel.Model, error) { return c.base() }
 
 // HeldOut is the book's held_out: behavior statistics of policy on the held-out tasks in cfg's environment,
-// HeldOutEpisodes episodes per task sampled with generator seed HeldOutSeed.
+// HeldOutEpisodes episodes per task sampled with generator seed HeldOutSeed. It is stored like a training run,
+// keyed by the policy's fingerprint and everything else the evaluation reads, so a chapter executed again loads it
+// instead of compiling and sampling again.
 func (c *Chapter) HeldOut(policy *gomlxmodel.Model, cfg agentrl.RLConfig) (agentrl.Stats, error) {
-	return agentrl.Evaluate(policy, c.HeldOutTasks, c.Tok, HeldOutEpisodes, agentrl.NewRNG(HeldOutSeed), cfg, nil)
+	if err := cfg.Validate(); err != nil {
+		return agentrl.Stats{}, err
+	}
+	id, err := agentrl.Fingerprint(policy)
+	if err != nil {
+		return agentrl.Stats{}, err
+	}
+	key := agentrl.Key("held_out", id, cfg, c.HeldOutTasks, c.Tok.Itos, HeldOutEpisodes, HeldOutSeed)
+	return agentrl.Cached(c.Store, key, statsCodec, func() (agentrl.Stats, error) {
+		return agentrl.Evaluate(policy, c.HeldOutTasks, c.Tok, HeldOutEpisodes, agentrl.NewRNG(HeldOutSeed), cfg, nil)
+	})
+}
+
+// statsCodec stores behavior statistics (gob writes float64s exactly).
+var statsCodec = agentrl.Codec[agentrl.Stats]{
+	Encode: func(w io.Writer, s agentrl.Stats) error { return gob.NewEncoder(w).Encode(s) },
+	Decode: func(r io.Reader) (agentrl.Stats, error) {
+		var s agentrl.Stats
+		err := gob.NewDecoder(r).Decode(&s)
+		return s, err
+	},
 }
 
 // Must returns v, or panics with err: a cell's way to stop with an error's message.

@@ -1,0 +1,52 @@
+package ch12
+
+import (
+	"os"
+	"testing"
+
+	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/gomlxmodel"
+)
+
+func TestSetupLoadsNothingAndHeldOutIsStored(t *testing.T) {
+	t.Setenv(agentrl.CacheEnv, t.TempDir())
+	ch, err := Setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ch.Train) != 20 || len(ch.HeldOutTasks) != 10 || ch.Tok.VocabSize() == 0 {
+		t.Fatalf("Setup: %d training tasks, %d held-out, vocabulary %d", len(ch.Train), len(ch.HeldOutTasks),
+			ch.Tok.VocabSize())
+	}
+	if entries, err := os.ReadDir(ch.Store.Dir()); err != nil || len(entries) != 0 {
+		t.Fatalf("Setup stored or trained something: %v (%v)", entries, err)
+	}
+	policy, err := gomlxmodel.New(gomlxmodel.DefaultConfig(ch.Tok.VocabSize()), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := agentrl.DefaultRLConfig()
+	cfg.MaxTurns = 2 // a random policy: keep the episodes short
+	computed, err := ch.HeldOut(policy, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if computed.Episodes != HeldOutEpisodes*len(ch.HeldOutTasks) {
+		t.Errorf("HeldOut: %d episodes", computed.Episodes)
+	}
+	direct, err := agentrl.Evaluate(policy, ch.HeldOutTasks, ch.Tok, HeldOutEpisodes, agentrl.NewRNG(HeldOutSeed), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := ch.HeldOut(policy, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded != computed || direct != computed {
+		t.Errorf("HeldOut computed %+v, loaded %+v, Evaluate %+v", computed, loaded, direct)
+	}
+	cfg.MaxTurns = 3
+	if other, err := ch.HeldOut(policy, cfg); err != nil || other == computed {
+		t.Errorf("HeldOut under another config returned the stored %+v (%v)", other, err)
+	}
+}
