@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/gomlx/gomlx v0.26.0
 	github.com/janpfeifer/gonb v0.11.1
+	golang.org/x/image v0.36.0
 	golang.org/x/sys v0.39.0
 )
 
@@ -18,6 +19,7 @@ require (
 	github.com/x448/float16 v0.8.4 // indirect
 	golang.org/x/exp v0.0.0-20250819193227-8b4c13bb791b // indirect
 	golang.org/x/term v0.38.0 // indirect
+	golang.org/x/text v0.34.0 // indirect
 	google.golang.org/protobuf v1.36.10 // indirect
 	k8s.io/klog/v2 v2.130.1 // indirect
 )

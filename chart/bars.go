@@ -3,18 +3,19 @@ package chart
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
-// Bars returns a grouped bar chart as an SVG document: one group per
+// Bars returns a grouped bar chart: one group per
 // category, one bar per series in each group, coloured by series and named in
 // a legend under the title. Series[s].Values[c] is the bar of series s in
 // category c. Bars grow up or down from a zero line, and each is labelled with
-// its value to three decimals. Missing values (NaN, ±Inf, or beyond the end
+// its value to three decimals at most (20, 0.25, -0.05). Missing values (NaN, ±Inf, or beyond the end
 // of Values) leave a gap.
 //
 // Figure 12.1 (turn-level credit on one episode) uses it with the episode's
 // calls as categories and r_k, V(s_k), δ_k and A_k as series.
-func Bars(title string, categories []string, series []Series) string {
+func Bars(title string, categories []string, series []Series) Figure {
 	const (
 		plotH     = 280.0
 		valueSize = 9.0
@@ -70,7 +71,7 @@ func Bars(title string, categories []string, series []Series) string {
 	// Grid and y ticks.
 	for _, t := range ax.ticks {
 		c.line(left, ys(t), left+plotW, ys(t), "#e0e0e0", 1)
-		c.text(left-6, ys(t)+4, "end", tickSize, "", ax.label(t))
+		c.text(left-6, ys(t)+4, "end", tickSize, textStyle{}, ax.label(t))
 	}
 
 	// Bars and their value labels.
@@ -88,7 +89,7 @@ func Bars(title string, categories []string, series []Series) string {
 			if v < 0 {
 				ly = y1 + valueSize + 2
 			}
-			c.text(x+barW/2, ly, "middle", valueSize, "", valueLabel(v))
+			c.text(x+barW/2, ly, "middle", valueSize, textStyle{}, valueLabel(v))
 		}
 	}
 
@@ -103,17 +104,13 @@ func Bars(title string, categories []string, series []Series) string {
 		lines := wrap(cat, groupW-6, labelSize)
 		maxLines = max(maxLines, len(lines))
 		for j, l := range lines {
-			c.text(cx, bottom+18+float64(j)*lineH, "middle", labelSize, "", l)
+			c.text(cx, bottom+18+float64(j)*lineH, "middle", labelSize, textStyle{}, l)
 		}
 	}
-	return c.finish(w, bottom+18+float64(maxLines-1)*lineH+12)
+	alt := fmt.Sprintf("Bar chart %q: %s for %s", title, strings.Join(names, ", "), strings.Join(categories, ", "))
+	return c.finish(w, bottom+18+float64(maxLines-1)*lineH+12, oneLine(alt))
 }
 
-// valueLabel formats a bar's value label.
-func valueLabel(v float64) string {
-	s := fmt.Sprintf("%.3f", v)
-	if s == "-0.000" {
-		return "0.000"
-	}
-	return s
-}
+// valueLabel formats a bar's value label: three decimals at most, trailing
+// zeros dropped.
+func valueLabel(v float64) string { return trimNum(v, 3) }

@@ -1,15 +1,21 @@
-// Package chart draws the book's small figures as self-contained SVG strings,
-// using only the standard library.
+// Package chart draws the book's small figures in pure Go: each function
+// returns a [Figure], which renders as a self-contained SVG document
+// ([Figure.SVG]) and as a PNG image ([Figure.PNG]), and describes itself in
+// one line ([Figure.Alt]). A GoNB notebook shows one with
+// chart/nbdisplay.Display, which sends the PNG (an untrusted notebook and a
+// code host's preview show it; they drop inline SVG).
 //
-// Each function returns a complete <svg> document (width, height and viewBox
-// set, sans-serif text, white background, no external resources) that a GoNB
-// notebook shows inline with gonbui.DisplaySVG. Output is deterministic: the
-// same input gives a byte-identical string, with every coordinate printed
-// with two decimals (the canvas size in whole pixels).
+// Output is deterministic: the same input gives byte-identical SVG (width,
+// height and viewBox set, sans-serif text, white background, no external
+// resources, every coordinate printed with two decimals, the canvas size in
+// whole pixels) and byte-identical PNG (the same drawing rasterized at twice
+// the SVG's size, text in the Go fonts).
 //
 // Values that are NaN or infinite are treated as missing: a bar is not drawn,
 // a line is broken, a heatmap cell is drawn grey with "n/a". Slices of
 // unequal length are read as far as they go; missing values are missing.
+// Value labels print the shortest number that reads the same at the
+// precision shown (20, 0.25, -0.05; never 20.000).
 //
 // Three figures use it:
 //   - [Bars]: turn-level credit on one episode (Figure 12.1);
@@ -19,7 +25,6 @@
 package chart
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -49,10 +54,10 @@ const (
 	smallSize = 10
 )
 
-// canvas accumulates SVG elements; finish wraps them in the <svg> root once
-// the size is known.
+// canvas accumulates a figure's display list (see figure.go); finish makes
+// it a [Figure] once the size is known.
 type canvas struct {
-	b strings.Builder
+	ops []op
 }
 
 // num formats a coordinate with fixed precision, never as "-0.00".
@@ -86,40 +91,40 @@ func textWidth(s string, size float64) float64 {
 }
 
 // text draws s with its anchor ("start", "middle" or "end") at (x, y), the
-// baseline. attrs is added verbatim (e.g. `font-weight="bold"`).
-func (c *canvas) text(x, y float64, anchor string, size float64, attrs, s string) {
-	fmt.Fprintf(&c.b, `<text x="%s" y="%s" text-anchor="%s" font-size="%s"`, num(x), num(y), anchor, num(size))
-	if attrs != "" {
-		c.b.WriteString(" " + attrs)
-	}
-	fmt.Fprintf(&c.b, ">%s</text>\n", escape(s))
+// baseline, in style st.
+func (c *canvas) text(x, y float64, anchor string, size float64, st textStyle, s string) {
+	c.ops = append(c.ops, op{kind: opText, x: x, y: y, anchor: anchor, size: size, style: st, s: s})
 }
 
 func (c *canvas) rect(x, y, w, h float64, fill string) {
-	fmt.Fprintf(&c.b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s"/>`+"\n", num(x), num(y), num(w), num(h), fill)
+	c.ops = append(c.ops, op{kind: opRect, x: x, y: y, w: w, h: h, color: fill})
 }
 
 func (c *canvas) line(x1, y1, x2, y2 float64, stroke string, width float64) {
-	fmt.Fprintf(&c.b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="%s"/>`+"\n",
-		num(x1), num(y1), num(x2), num(y2), stroke, num(width))
+	c.ops = append(c.ops, op{kind: opLine, x: x1, y: y1, w: x2, h: y2, color: stroke, width: width})
+}
+
+// polyline draws a line through pts with round joins.
+func (c *canvas) polyline(pts [][2]float64, stroke string, width float64) {
+	c.ops = append(c.ops, op{kind: opPolyline, pts: pts, color: stroke, width: width})
+}
+
+// dot draws a filled circle of radius r at (x, y).
+func (c *canvas) dot(x, y, r float64, fill string) {
+	c.ops = append(c.ops, op{kind: opCircle, x: x, y: y, w: r, color: fill})
 }
 
 // title draws the figure title centred in a canvas of width w and returns the
 // y just below it.
 func (c *canvas) title(w float64, s string) float64 {
-	c.text(w/2, 26, "middle", titleSize, `font-weight="bold"`, s)
+	c.text(w/2, 26, "middle", titleSize, textStyle{bold: true}, s)
 	return 40
 }
 
-// finish returns the complete SVG document of size w×h.
-func (c *canvas) finish(w, h float64) string {
-	w, h = math.Ceil(w), math.Ceil(h)
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif">`+"\n", w, h, w, h)
-	fmt.Fprintf(&b, `<rect width="%.0f" height="%.0f" fill="white"/>`+"\n", w, h)
-	b.WriteString(c.b.String())
-	b.WriteString("</svg>\n")
-	return b.String()
+// finish returns the figure of size w×h (rounded up to whole pixels),
+// described by alt.
+func (c *canvas) finish(w, h float64, alt string) Figure {
+	return Figure{w: math.Ceil(w), h: math.Ceil(h), ops: c.ops, alt: alt}
 }
 
 // legend draws one entry per name, in rows centred in [0, w] starting at y,
@@ -159,11 +164,24 @@ func (c *canvas) legend(w, y float64, names []string, lines bool) float64 {
 			} else {
 				c.rect(x, mid-5, marker, 10, color(i))
 			}
-			c.text(x+marker+pad, mid+4, "start", labelSize, "", names[i])
+			c.text(x+marker+pad, mid+4, "start", labelSize, textStyle{}, names[i])
 			x += entry(i) + gap
 		}
 	}
 	return rowH * float64(len(rows))
+}
+
+// trimNum formats v with the given decimals and drops trailing zeros (and a
+// trailing point): 20 prints "20", 0.25 "0.25", and never "-0".
+func trimNum(v float64, decimals int) string {
+	s := strconv.FormatFloat(v, 'f', decimals, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	if s == "-0" {
+		return "0"
+	}
+	return s
 }
 
 // finite reports whether v is neither NaN nor infinite.
@@ -294,4 +312,10 @@ func wrap(s string, w, size float64) []string {
 		lines = append(lines, cur)
 	}
 	return lines
+}
+
+// oneLine makes s a single line: control characters and runs of spaces
+// become one space.
+func oneLine(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r < 0x20 || r == ' ' || r == 0x7f }), " ")
 }

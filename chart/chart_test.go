@@ -18,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // Sample data shaped like the book's three figures.
 
-func figure121() string {
+func figure121() Figure {
 	return Bars("Turn-level credit on one episode",
 		[]string{"read", "edit fix_comparison", "test", "submit"},
 		[]Series{
@@ -40,7 +40,7 @@ func curve(n int, start, end, rate, wobble float64) []float64 {
 	return out
 }
 
-func figure122() string {
+func figure122() Figure {
 	arms := []string{"default", "penalty 0.05", "penalty 0.3", "max_turns 3"}
 	metric := func(title string, start, end []float64, wobble float64) Panel {
 		p := Panel{Title: title}
@@ -58,7 +58,7 @@ func figure122() string {
 	})
 }
 
-func figure123() string {
+func figure123() Figure {
 	ctx := []string{"short", "long", "noisy"}
 	return Heatmaps("Held-out results per (training context, evaluation context)", []Heatmap{
 		{
@@ -77,19 +77,19 @@ func figure123() string {
 // cases are the documents checked against testdata/<name>.svg.
 var cases = []struct {
 	name string
-	svg  func() string
+	svg  func() Figure
 }{
 	{"figure12_1_bars", figure121},
 	{"figure12_2_panels", figure122},
 	{"figure12_3_heatmaps", figure123},
-	{"bars_edge", func() string {
+	{"bars_edge", func() Figure {
 		return Bars(`Edge <cases> & "quotes"`, []string{"all negative", "not a number", "missing", "zero"},
 			[]Series{
 				{"a", []float64{-2, math.NaN(), -1, 0}},
 				{"b & c", []float64{-0.5, math.Inf(1)}},
 			})
 	}},
-	{"panels_edge", func() string {
+	{"panels_edge", func() Figure {
 		return Panels("Edge cases", "step", []Panel{
 			{Title: "flat", Lines: []Series{{"x", []float64{3, 3, 3, 3}}}},
 			{Title: "gaps", Lines: []Series{
@@ -99,7 +99,7 @@ var cases = []struct {
 			{Title: "empty"},
 		})
 	}},
-	{"heatmaps_edge", func() string {
+	{"heatmaps_edge", func() Figure {
 		return Heatmaps("Edge cases", []Heatmap{{
 			Title: "ragged & equal", Rows: []string{"r0", "r1"}, Cols: []string{"c0", "c1", "c2"},
 			Values: [][]float64{{0.5, 0.5, math.NaN()}, {0.5}},
@@ -110,8 +110,8 @@ var cases = []struct {
 func TestGolden(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := tc.svg()
-			if again := tc.svg(); again != got {
+			got := tc.svg().SVG()
+			if again := tc.svg().SVG(); again != got {
 				t.Fatal("output differs between two calls with the same input")
 			}
 			path := filepath.Join("testdata", tc.name+".svg")
@@ -170,28 +170,28 @@ func checkSVG(t *testing.T, doc string) {
 }
 
 func TestWellFormed(t *testing.T) {
-	empty := map[string]func() string{
-		"bars nil":          func() string { return Bars("", nil, nil) },
-		"bars no series":    func() string { return Bars("t", []string{"a", "b"}, nil) },
-		"bars empty values": func() string { return Bars("t", []string{"a"}, []Series{{"s", nil}}) },
-		"bars all NaN":      func() string { return Bars("t", []string{"a"}, []Series{{"s", []float64{math.NaN()}}}) },
-		"bars all equal":    func() string { return Bars("t", []string{"a", "b"}, []Series{{"s", []float64{2, 2}}}) },
-		"panels nil":        func() string { return Panels("", "", nil) },
-		"panels one point":  func() string { return Panels("t", "x", []Panel{{"p", []Series{{"s", []float64{1}}}}}) },
-		"panels five":       func() string { return Panels("t", "x", make([]Panel, 5)) },
-		"heatmaps nil":      func() string { return Heatmaps("", nil) },
-		"heatmap no values": func() string { return Heatmaps("t", []Heatmap{{Rows: []string{"a"}, Cols: []string{"b"}}}) },
+	empty := map[string]func() Figure{
+		"bars nil":          func() Figure { return Bars("", nil, nil) },
+		"bars no series":    func() Figure { return Bars("t", []string{"a", "b"}, nil) },
+		"bars empty values": func() Figure { return Bars("t", []string{"a"}, []Series{{"s", nil}}) },
+		"bars all NaN":      func() Figure { return Bars("t", []string{"a"}, []Series{{"s", []float64{math.NaN()}}}) },
+		"bars all equal":    func() Figure { return Bars("t", []string{"a", "b"}, []Series{{"s", []float64{2, 2}}}) },
+		"panels nil":        func() Figure { return Panels("", "", nil) },
+		"panels one point":  func() Figure { return Panels("t", "x", []Panel{{"p", []Series{{"s", []float64{1}}}}}) },
+		"panels five":       func() Figure { return Panels("t", "x", make([]Panel, 5)) },
+		"heatmaps nil":      func() Figure { return Heatmaps("", nil) },
+		"heatmap no values": func() Figure { return Heatmaps("t", []Heatmap{{Rows: []string{"a"}, Cols: []string{"b"}}}) },
 	}
 	for _, tc := range cases {
 		empty[tc.name] = tc.svg
 	}
 	for name, svg := range empty {
-		t.Run(name, func(t *testing.T) { checkSVG(t, svg()) })
+		t.Run(name, func(t *testing.T) { checkSVG(t, svg().SVG()) })
 	}
 }
 
 func TestEscape(t *testing.T) {
-	doc := Bars(`a<b & "c"`, []string{"x'y"}, []Series{{"<s>", []float64{1}}})
+	doc := Bars(`a<b & "c"`, []string{"x'y"}, []Series{{"<s>", []float64{1}}}).SVG()
 	for _, want := range []string{"a&lt;b &amp; &quot;c&quot;", "x&apos;y", "&lt;s&gt;"} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("output lacks escaped text %q", want)
@@ -299,26 +299,26 @@ func TestAxis(t *testing.T) {
 // document.
 func TestExtremeValues(t *testing.T) {
 	flat := MovingAverage([]float64{0.1, 0.1, 0.1, 0.1, 0.1, 0.1}, 5) // 0.1 and 0.10000000000000002
-	tests := map[string]func() string{
-		"panels flat up to rounding": func() string {
+	tests := map[string]func() Figure{
+		"panels flat up to rounding": func() Figure {
 			return Panels("t", "x", []Panel{{"p", []Series{{"s", flat}}}})
 		},
-		"panels huge":  func() string { return Panels("t", "x", []Panel{{"p", []Series{{"s", []float64{-1e308, 1e308}}}}}) },
-		"bars huge":    func() string { return Bars("t", []string{"a"}, []Series{{"s", []float64{1.7e308}}}) },
-		"bars both":    func() string { return Bars("t", []string{"a", "b"}, []Series{{"s", []float64{-1.7e308, 1.7e308}}}) },
-		"bars tiny":    func() string { return Bars("t", []string{"a"}, []Series{{"s", []float64{5e-324}}}) },
-		"bars control": func() string { return Bars("a\x1bb\x00", []string{"\x07"}, []Series{{"s\x1b", []float64{1}}}) },
-		"heatmap min -Inf": func() string {
+		"panels huge":  func() Figure { return Panels("t", "x", []Panel{{"p", []Series{{"s", []float64{-1e308, 1e308}}}}}) },
+		"bars huge":    func() Figure { return Bars("t", []string{"a"}, []Series{{"s", []float64{1.7e308}}}) },
+		"bars both":    func() Figure { return Bars("t", []string{"a", "b"}, []Series{{"s", []float64{-1.7e308, 1.7e308}}}) },
+		"bars tiny":    func() Figure { return Bars("t", []string{"a"}, []Series{{"s", []float64{5e-324}}}) },
+		"bars control": func() Figure { return Bars("a\x1bb\x00", []string{"\x07"}, []Series{{"s\x1b", []float64{1}}}) },
+		"heatmap min -Inf": func() Figure {
 			return Heatmaps("t", []Heatmap{{Rows: []string{"r"}, Cols: []string{"a", "b"}, Values: [][]float64{{0, 1}}, Min: math.Inf(-1)}})
 		},
-		"heatmap huge": func() string {
+		"heatmap huge": func() Figure {
 			return Heatmaps("t", []Heatmap{{Rows: []string{"r"}, Cols: []string{"a", "b"}, Values: [][]float64{{-1e308, 1e308}}}})
 		},
 	}
 	for name, svg := range tests {
 		t.Run(name, func(t *testing.T) {
 			done := make(chan string, 1)
-			go func() { done <- svg() }()
+			go func() { done <- svg().SVG() }()
 			select {
 			case doc := <-done:
 				checkSVG(t, doc)
@@ -350,7 +350,7 @@ func TestHeatmapScale(t *testing.T) {
 		{"-Inf min: the values' range", 7, math.Inf(-1), 1, middle},
 	}
 	for _, tc := range tests {
-		doc := Heatmaps("", []Heatmap{{Rows: []string{"r"}, Cols: []string{"c"}, Values: [][]float64{{tc.v}}, Min: tc.min, Max: tc.max}})
+		doc := Heatmaps("", []Heatmap{{Rows: []string{"r"}, Cols: []string{"c"}, Values: [][]float64{{tc.v}}, Min: tc.min, Max: tc.max}}).SVG()
 		if fill := `fill="` + tc.want + `"`; !strings.Contains(doc, fill) {
 			t.Errorf("%s: value %v on [%v, %v]: no cell with %s", tc.name, tc.v, tc.min, tc.max, fill)
 		}
@@ -361,7 +361,7 @@ func TestHeatmapScale(t *testing.T) {
 func TestHeatmapTitleInside(t *testing.T) {
 	title := "held-out pass rate by training and evaluation context"
 	doc := Heatmaps("", []Heatmap{{Title: title, Rows: []string{"r"}, Cols: []string{"c"}, Values: [][]float64{{1}},
-		XLabel: "an evaluation context label that is wider than one column"}})
+		XLabel: "an evaluation context label that is wider than one column"}}).SVG()
 	var width float64
 	if _, err := fmt.Sscanf(doc[strings.Index(doc, `width="`):], `width="%g"`, &width); err != nil {
 		t.Fatal(err)

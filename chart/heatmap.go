@@ -3,6 +3,7 @@ package chart
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Heatmap is one annotated grid of [Heatmaps]: Values[r][c] is the cell of
@@ -12,7 +13,8 @@ type Heatmap struct {
 	Title      string
 	Rows, Cols []string
 	Values     [][]float64
-	// Format prints each cell's value with fmt.Sprintf; "%.3f" when empty.
+	// Format prints each cell's value with fmt.Sprintf; when empty, with
+	// three decimals at most, trailing zeros dropped (0.25, 1).
 	Format string
 	// Min and Max are the values of the lightest and darkest colour; values
 	// beyond are clamped (Min > Max reverses the scale). When Min == Max (as
@@ -24,13 +26,12 @@ type Heatmap struct {
 	YLabel, XLabel string
 }
 
-// Heatmaps returns the heatmaps side by side, under one title, as an SVG
-// document. Each has its own title, labels and colour range. A missing value
+// Heatmaps returns the heatmaps side by side, under one title. Each has its own title, labels and colour range. A missing value
 // (NaN, ±Inf, or a short row) is drawn grey with "n/a".
 //
 // Figure 12.3 uses it with the held-out pass rate and the tests per episode
 // for each (training context, evaluation context) pair.
-func Heatmaps(title string, maps []Heatmap) string {
+func Heatmaps(title string, maps []Heatmap) Figure {
 	const gap, margin = 36.0, 16.0
 	var c canvas
 
@@ -49,7 +50,12 @@ func Heatmaps(title string, maps []Heatmap) string {
 		x += l.width + gap
 		h = math.Max(h, l.height)
 	}
-	return c.finish(w, y+h+8)
+	titles := make([]string, len(maps))
+	for i, m := range maps {
+		titles[i] = fmt.Sprintf("%s (%d×%d: %s by %s)", m.Title, len(m.Rows), len(m.Cols), orDefault(m.YLabel, "row"), orDefault(m.XLabel, "column"))
+	}
+	alt := fmt.Sprintf("Heatmaps %q: %s", title, strings.Join(titles, "; "))
+	return c.finish(w, y+h+8, oneLine(alt))
 }
 
 // heatLayout holds the sizes of one drawn heatmap.
@@ -59,11 +65,12 @@ type heatLayout struct {
 	width, height float64 // the whole block
 }
 
-func (m Heatmap) format() string {
+// label prints a cell's value.
+func (m Heatmap) label(v float64) string {
 	if m.Format == "" {
-		return "%.3f"
+		return trimNum(v, 3)
 	}
-	return m.Format
+	return fmt.Sprintf(m.Format, v)
 }
 
 // cell returns Values[r][c], or NaN when it is missing.
@@ -82,7 +89,7 @@ func (m Heatmap) layout() heatLayout {
 	for r := range m.Rows {
 		for c := range m.Cols {
 			if v := m.cell(r, c); finite(v) {
-				l.cellW = math.Max(l.cellW, textWidth(fmt.Sprintf(m.format(), v), labelSize)+12)
+				l.cellW = math.Max(l.cellW, textWidth(m.label(v), labelSize)+12)
 			}
 		}
 	}
@@ -124,10 +131,10 @@ func (c *canvas) heatmap(x, y float64, m Heatmap, l heatLayout) {
 		half := textWidth(s, size) / 2
 		return math.Min(math.Max(gridL+gridW/2, x+half), x+l.width-half)
 	}
-	c.text(centre(m.Title, labelSize+1), y+14, "middle", labelSize+1, `font-weight="bold"`, m.Title)
+	c.text(centre(m.Title, labelSize+1), y+14, "middle", labelSize+1, textStyle{bold: true}, m.Title)
 	for r, row := range m.Rows {
 		cy := gridT + float64(r)*l.cellH
-		c.text(gridL-6, cy+l.cellH/2+4, "end", labelSize, "", row)
+		c.text(gridL-6, cy+l.cellH/2+4, "end", labelSize, textStyle{}, row)
 		for col := range m.Cols {
 			cx := gridL + float64(col)*l.cellW
 			v := m.cell(r, col)
@@ -137,25 +144,24 @@ func (c *canvas) heatmap(x, y float64, m Heatmap, l heatLayout) {
 				if hi != lo { // in halves, so that no difference of finite values overflows
 					t = math.Min(math.Max((v/2-lo/2)/(hi/2-lo/2), 0), 1)
 				}
-				fill, ink, label = blues(t), "black", fmt.Sprintf(m.format(), v)
+				fill, ink, label = blues(t), "black", m.label(v)
 				if t > 0.6 {
 					ink = "white"
 				}
 			}
 			c.rect(cx+1, cy+1, l.cellW-2, l.cellH-2, fill)
-			c.text(cx+l.cellW/2, cy+l.cellH/2+4, "middle", labelSize, `fill="`+ink+`"`, label)
+			c.text(cx+l.cellW/2, cy+l.cellH/2+4, "middle", labelSize, textStyle{fill: ink}, label)
 		}
 	}
 	for col, name := range m.Cols {
-		c.text(gridL+(float64(col)+0.5)*l.cellW, gridB+16, "middle", labelSize, "", name)
+		c.text(gridL+(float64(col)+0.5)*l.cellW, gridB+16, "middle", labelSize, textStyle{}, name)
 	}
 	if m.XLabel != "" {
-		c.text(centre(m.XLabel, labelSize), gridB+34, "middle", labelSize, `font-style="italic"`, m.XLabel)
+		c.text(centre(m.XLabel, labelSize), gridB+34, "middle", labelSize, textStyle{italic: true}, m.XLabel)
 	}
 	if m.YLabel != "" {
 		lx, ly := x+12, (gridT+gridB)/2
-		c.text(lx, ly, "middle", labelSize,
-			fmt.Sprintf(`font-style="italic" transform="rotate(-90 %s %s)"`, num(lx), num(ly)), m.YLabel)
+		c.text(lx, ly, "middle", labelSize, textStyle{italic: true, rotate: true}, m.YLabel)
 	}
 }
 
@@ -178,4 +184,11 @@ func blues(t float64) string {
 	a, b := bluesStops[i], bluesStops[i+1]
 	ch := func(k int) int { return int(math.Round(a[k] + f*(b[k]-a[k]))) }
 	return fmt.Sprintf("#%02x%02x%02x", ch(0), ch(1), ch(2))
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

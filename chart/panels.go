@@ -13,7 +13,7 @@ type Panel struct {
 	Lines []Series
 }
 
-// Panels returns a grid of small line plots as an SVG document, with one
+// Panels returns a grid of small line plots, with one
 // legend under the title shared by all panels. A line name keeps the same
 // colour in every panel, in the order names first appear. Each panel has its
 // own y range and is labelled with xLabel under its x axis. Panels are laid
@@ -23,7 +23,7 @@ type Panel struct {
 // Figure 12.2 (behaviour over training) uses it with one panel per metric
 // (pass rate, reads, tests, turns) and one line per training arm, each
 // smoothed with [MovingAverage].
-func Panels(title, xLabel string, panels []Panel) string {
+func Panels(title, xLabel string, panels []Panel) Figure {
 	const pw, ph = 340.0, 230.0
 	var c canvas
 
@@ -55,7 +55,12 @@ func Panels(title, xLabel string, panels []Panel) string {
 		py := y + float64(i/cols)*ph
 		c.panel(px, py, pw, ph, xLabel, p, index)
 	}
-	return c.finish(w, y+float64(rows)*ph+8)
+	titles := make([]string, len(panels))
+	for i, p := range panels {
+		titles[i] = p.Title
+	}
+	alt := fmt.Sprintf("Line charts %q over %s: %s; lines %s", title, xLabel, strings.Join(titles, ", "), strings.Join(names, ", "))
+	return c.finish(w, y+float64(rows)*ph+8, oneLine(alt))
 }
 
 // panel draws p in the box at (x, y) of size w×h.
@@ -80,40 +85,38 @@ func (c *canvas) panel(x, y, w, h float64, xLabel string, p Panel, index map[str
 	xs := func(v float64) float64 { return xa.scale(v, left, right) }
 	ys := func(v float64) float64 { return ya.scale(v, bottom, top) }
 
-	c.text((left+right)/2, y+16, "middle", labelSize, `font-weight="bold"`, p.Title)
+	c.text((left+right)/2, y+16, "middle", labelSize, textStyle{bold: true}, p.Title)
 	for _, t := range ya.ticks {
 		c.line(left, ys(t), right, ys(t), "#e0e0e0", 1)
-		c.text(left-5, ys(t)+4, "end", tickSize, "", ya.label(t))
+		c.text(left-5, ys(t)+4, "end", tickSize, textStyle{}, ya.label(t))
 	}
 	for _, t := range xa.ticks {
 		c.line(xs(t), bottom, xs(t), bottom+4, "#333333", 1)
-		c.text(xs(t), bottom+16, "middle", tickSize, "", xa.label(t))
+		c.text(xs(t), bottom+16, "middle", tickSize, textStyle{}, xa.label(t))
 	}
 	c.line(left, top, left, bottom, "#333333", 1)
 	c.line(left, bottom, right, bottom, "#333333", 1)
-	c.text((left+right)/2, bottom+33, "middle", labelSize, "", xLabel)
+	c.text((left+right)/2, bottom+33, "middle", labelSize, textStyle{}, xLabel)
 
 	for _, l := range p.Lines {
 		col := color(index[l.Name])
-		var seg []string
+		var seg [][2]float64
 		flush := func() {
 			switch len(seg) {
 			case 0:
 			case 1: // A lone point has no line; mark it.
-				xy := strings.Split(seg[0], ",")
-				fmt.Fprintf(&c.b, `<circle cx="%s" cy="%s" r="2" fill="%s"/>`+"\n", xy[0], xy[1], col)
+				c.dot(seg[0][0], seg[0][1], 2, col)
 			default:
-				fmt.Fprintf(&c.b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="1.8" stroke-linejoin="round"/>`+"\n",
-					strings.Join(seg, " "), col)
+				c.polyline(seg, col, 1.8)
 			}
-			seg = seg[:0]
+			seg = nil
 		}
 		for i, v := range l.Values {
 			if !finite(v) {
 				flush()
 				continue
 			}
-			seg = append(seg, num(xs(float64(i)))+","+num(ys(v)))
+			seg = append(seg, [2]float64{xs(float64(i)), ys(v)})
 		}
 		flush()
 	}
