@@ -62,10 +62,10 @@ func TestCached(t *testing.T) {
 		{"stored", func(t *testing.T, s *Store) { cachedInt(t, s) }, false, "cache: loaded k", true},
 		{"corrupt entry", func(t *testing.T, s *Store) {
 			cachedInt(t, s)
-			flipLastByte(t, s.path("k"))
-		}, true, "cache: k unusable (checksum mismatch): recomputing", true},
+			flipLastByte(t, s.path(answerKey(t)))
+		}, true, "unusable (checksum mismatch): recomputing", true},
 		{"a directory in the entry's place", func(t *testing.T, s *Store) {
-			if err := os.Mkdir(s.path("k"), 0o755); err != nil {
+			if err := os.Mkdir(s.path(answerKey(t)), 0o755); err != nil {
 				t.Fatal(err)
 			}
 		}, true, "is a directory", false},
@@ -81,7 +81,7 @@ func TestCached(t *testing.T) {
 			tt.prepare(t, s)
 			log := captureProgress(t)
 			computed := false
-			v, err := Cached(s, "k", intCodec, func() (int, error) { computed = true; return 42, nil })
+			v, err := cachedAnswer(s, &computed)
 			if err != nil || v != 42 {
 				t.Fatalf("Cached = %d, %v; want 42", v, err)
 			}
@@ -91,7 +91,7 @@ func TestCached(t *testing.T) {
 			if !strings.Contains(log.String(), tt.log) {
 				t.Errorf("log %q, want it to contain %q", log.String(), tt.log)
 			}
-			if _, err := load(s, "k", intCodec); (err == nil) != tt.stored {
+			if _, err := load(s, answerKey(t), intCodec); (err == nil) != tt.stored {
 				t.Errorf("entry readable afterwards: %v, want %v", err == nil, tt.stored)
 			}
 		})
@@ -109,9 +109,26 @@ func TestLoadReportsOpenErrors(t *testing.T) {
 
 func cachedInt(t *testing.T, s *Store) {
 	t.Helper()
-	if _, err := Cached(s, "k", intCodec, func() (int, error) { return 42, nil }); err != nil {
+	var computed bool
+	if _, err := cachedAnswer(s, &computed); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// cachedAnswer is Cached of 42 under "k", noting in computed whether it computed it. Its compute function is
+// test code, so Cached keys it on its code: the stored key is answerKey's.
+func cachedAnswer(s *Store, computed *bool) (int, error) {
+	return Cached(s, "k", intCodec, func() (int, error) { *computed = true; return 42, nil })
+}
+
+// answerKey is the key of cachedAnswer's entry.
+func answerKey(t *testing.T) string {
+	t.Helper()
+	key, err := codeKey("k", cachedAnswer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
 }
 
 func flipLastByte(t *testing.T, path string) {

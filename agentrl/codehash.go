@@ -79,9 +79,19 @@ func FuncCode(f any) (string, error) {
 	if !strings.HasSuffix(file, ".go") {
 		return "", fmt.Errorf("agentrl: FuncCode: %s has no Go source (%s); pass a function or a function literal, not a method value", name, file)
 	}
-	s, err := parseSource(file)
+	h, err := funcCodeAt(file, line)
 	if err != nil {
 		return "", fmt.Errorf("agentrl: FuncCode(%s): %w (its source file is needed to key what it computes)", name, err)
+	}
+	return h, nil
+}
+
+// funcCodeAt is FuncCode's hash for a function whose code starts at line of file: the hash of the top-level
+// declarations that span that line and of everything they reach.
+func funcCodeAt(file string, line int) (string, error) {
+	s, err := parseSource(file)
+	if err != nil {
+		return "", err
 	}
 	var roots []ast.Node
 	for _, nodes := range s.decls {
@@ -92,7 +102,7 @@ func FuncCode(f any) (string, error) {
 		}
 	}
 	if len(roots) == 0 {
-		return "", fmt.Errorf("agentrl: FuncCode: no top-level declaration of %s at %s:%d", name, file, line)
+		return "", fmt.Errorf("no top-level declaration at %s:%d", file, line)
 	}
 	return s.hash(roots), nil
 }

@@ -1,10 +1,14 @@
 package agentrl
 
 import (
+	"io/fs"
+
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
 const hashedProgram = `package main
@@ -94,4 +98,11 @@ func writeProgram(t *testing.T, src string) string {
 		t.Fatal(err)
 	}
 	return file
+}
+
+// BenchmarkCodeVersion measures what every program that keys a result pays once: hashing the library's code.
+func BenchmarkCodeVersion(b *testing.B) {
+	for b.Loop() {
+		libraryHash(map[string]fs.FS{"agentrl": librarySource, "gomlxmodel": gomlxmodel.Source})
+	}
 }

@@ -126,20 +126,13 @@ func TrainedRun(store *Store, base *gomlxmodel.Model, tok *Tokenizer, tasks []Ta
 	if err := checkRun("TrainedRun", store, base, tok, tasks, cfg, steps); err != nil {
 		return nil, err
 	}
-	var envCode string
-	if factory == nil {
-		factory, envName = EnvFactoryOf(cfg), "make_env"
-	} else {
-		var err error
-		if envCode, err = FuncCode(factory); err != nil {
-			return nil, fmt.Errorf("agentrl: TrainedRun: the environment factory: %w", err)
-		}
-	}
-	baseID, err := Fingerprint(base)
+	key, err := runKey(base, tok, tasks, cfg, steps, envName, factory)
 	if err != nil {
 		return nil, err
 	}
-	key := Key("train_rl", baseID, tasks, tok.Itos, cfg, steps, envName, envCode)
+	if factory == nil {
+		factory = EnvFactoryOf(cfg)
+	}
 	return cachedResumable(store, key, RunCodec, func(res *resumer) (*Run, error) {
 		run, src := &Run{}, newPCG(cfg.Seed)
 		if p, saved := res.restore(); p != nil {
@@ -155,6 +148,25 @@ func TrainedRun(store *Store, base *gomlxmodel.Model, tok *Tokenizer, tasks []Ta
 		err := trainRL(run, src, tasks, tok, steps, func(int) RLConfig { return cfg }, Logged(factory, &run.Log), res)
 		return run, err
 	})
+}
+
+// runKey is TrainedRun's key.
+func runKey(base *gomlxmodel.Model, tok *Tokenizer, tasks []Task, cfg RLConfig, steps int, envName string,
+	factory EnvFactory) (string, error) {
+	var envCode string
+	if factory == nil {
+		envName = "make_env"
+	} else {
+		var err error
+		if envCode, err = FuncCode(factory); err != nil {
+			return "", fmt.Errorf("agentrl: TrainedRun: the environment factory: %w", err)
+		}
+	}
+	baseID, err := Fingerprint(base)
+	if err != nil {
+		return "", err
+	}
+	return Key("train_rl", baseID, tasks, tok.Itos, cfg, steps, envName, envCode), nil
 }
 
 // checkRun returns an error, naming what to change, when TrainedRun cannot run what it is asked (fn names the

@@ -3,4 +3,6 @@
 package agentrl
 
 // lock does not lock where flock(2) is missing: two processes that need the same result both compute it.
-func (s *Store) lock(key string) (release func(), waited bool, err error) { return func() {}, false, nil }
+func (s *Store) lock(key string) (release func(), waited bool, err error) {
+	return func() {}, false, nil
+}

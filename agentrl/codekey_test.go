@@ -1,0 +1,145 @@
+package agentrl_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentrl-go/agentrl/agentrl"
+)
+
+// A cell program's key input: CodeHash(root) in the program (a notebook's explicit part of a key), or FuncCode
+// of the function that starts on the first line holding at (a factory that TrainedRun keys, or a compute function
+// that Cached keys).
+type keyInput struct{ root, at string }
+
+// cellKey is what the keys of a cell program's result hold of its code: the hash of each input.
+func cellKey(t *testing.T, src string, inputs []keyInput) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "main.go")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var parts []string
+	for _, in := range inputs {
+		var h string
+		var err error
+		if in.root != "" {
+			h, err = agentrl.CodeHashOf(file, in.root)
+		} else {
+			i := strings.Index(src, in.at)
+			if i < 0 {
+				t.Fatalf("%q not in the program", in.at)
+			}
+			h, err = agentrl.FuncCodeAt(file, strings.Count(src[:i], "\n")+1)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, h)
+	}
+	return strings.Join(parts, " ")
+}
+
+// TestCellCodeKeys edits, in turn, each environment, reward and training loop that the chapter's notebooks
+// define in their cells (testdata/cells holds a cell program of each notebook: the declarations of its cells, as
+// GoNB writes them into one file), and checks that the key of the result computed from it changes, while an edit
+// of a comment (in a body, a doc comment, a trailing comment) or of the layout leaves every key alone.
+func TestCellCodeKeys(t *testing.T) {
+	programs := []struct {
+		file   string
+		inputs []keyInput // the key inputs of the program's stored results
+		edits  []struct {
+			name, old, new string
+			changes        bool
+		}
+	}{
+		{"12.5.go", []keyInput{{at: "func earlyStop()"}}, []struct {
+			name, old, new string
+			changes        bool
+		}{
+			{"the environment's condition", "e.NInvalid < e.MaxInvalid", "e.NInvalid <= e.MaxInvalid", true},
+			{"the environment's stop", "info.Stop = agentrl.StopInvalid", "info.Stop = agentrl.StopMaxTurns", true},
+			{"the factory's budget", "NewEditBudgetEnv(6,", "NewEditBudgetEnv(5,", true},
+			{"the factory's threshold", "MaxInvalid: 1}, err", "MaxInvalid: 2}, err", true},
+			{"a doc comment", "// Step delegates, then ends", "// Step hands over, then ends", false},
+			{"a comment in a body", "\te.Done = true\n", "\t// the episode ends here\n\te.Done = true\n", false},
+			{"a trailing comment", "e.Done = true\n", "e.Done = true // ends it\n", false},
+			{"a blank line", "\te.Done = true\n", "\n\te.Done = true\n", false},
+			{"code it does not reach", "func malformedPerTurn(", "func malformedPerTurn2(", false},
+		}},
+		{"12.6.go", []keyInput{{at: "func mixedFactory()"}}, []struct {
+			name, old, new string
+			changes        bool
+		}{
+			{"the environment's Reset", `strings.Contains(task.Issue, "\n")`, `strings.Contains(task.Issue, "\t")`, true},
+			{"the environment's Step", "if done || !e.Single {", "if done || e.Single {", true},
+			{"the environment's grading", "e.FinalInfo(true)", "e.FinalInfo(false)", true},
+			{"the factory's configuration", "var mixedCfg = agentrl.DefaultRLConfig()", "var mixedCfg = agentrl.RLConfig{}", true},
+			{"a doc comment", "// Reset marks a task", "// Reset flags a task", false},
+			{"a comment in a body", "\te.Done = true\n", "\t// single-turn: one call\n\te.Done = true\n", false},
+			{"a trailing comment", "e.Done = true\n", "e.Done = true // graded\n", false},
+		}},
+		{"12.2.go", []keyInput{{root: "warmedCritic"}, {root: "creditRun"}}, []struct {
+			name, old, new string
+			changes        bool
+		}{
+			{"the reward's penalty", "rewards[b][j] -= float32(stepPenalty)", "rewards[b][j] -= float32(2*stepPenalty)", true},
+			{"the reward's condition", "t.Info.Submitted && t.Info.HiddenPass", "t.Info.HiddenPass", true},
+			{"the step cost", "const stepCost = 0.05", "const stepCost = 0.1", true},
+			{"the critic warm-up", "for seed := range 3 {", "for seed := range 4 {", true},
+			{"the training loop's advantages", `if scheme == "token" {`, `if scheme != "token" {`, true},
+			{"the critic's learning rate", "0, 1e-3); err != nil", "0, 1e-2); err != nil", true},
+			{"the arm's steps", "costCfg, scheme, 40, 0.95)", "costCfg, scheme, 40, 0.9)", true},
+			{"a comment in a body", "\t\tvar adv [][]float32\n", "\t\t// advantages by scheme\n\t\tvar adv [][]float32\n", false},
+			{"a trailing comment", "return must(agentrl.TrainedRun(store, rlBase(), tok, trainTasks, costCfg, 40, \"\", nil))",
+				"return must(agentrl.TrainedRun(store, rlBase(), tok, trainTasks, costCfg, 40, \"\", nil)) // GRPO", false},
+			{"a doc comment", "// WarmCritic is 12.2's critic warm-up", "// WarmCritic warms the critic", false},
+		}},
+		{"12.4.go", []keyInput{{root: "contextPolicies"}}, []struct {
+			name, old, new string
+			changes        bool
+		}{
+			{"the training loop's advantages", "episodeAdv[s.Episode]", "-episodeAdv[s.Episode]", true},
+			{"the context view", "if keepObs < 0 {", "if keepObs <= 0 {", true},
+			{"the run's context", "TrainContext(rlBase(), trainTasks, tok, 1,", "TrainContext(rlBase(), trainTasks, tok, 2,", true},
+			{"a trailing comment", "episodeAdv := agentrl.ComputeAdvantages(rewards, cfg.GroupSize) // [E]",
+				"episodeAdv := agentrl.ComputeAdvantages(rewards, cfg.GroupSize) // [E] per episode", false},
+			{"a doc comment", "// TrainContext is train_context", "// TrainContext trains", false},
+		}},
+		{"12.7.go", []keyInput{{root: "rampedRun"}, {at: "return must(agentrl.Cached(store, key, agentrl.RunCodec, func()"},
+			{root: "maskedRun"}, {at: "func trainMaskedTruncation()"}}, []struct {
+			name, old, new string
+			changes        bool
+		}{
+			{"the ramp", "float64(step) / float64(max(steps-1, 1))", "float64(step+1) / float64(steps)", true},
+			{"the ramped cost", "cfg.Reward.StepPenalty = 0.3", "cfg.Reward.StepPenalty = 0.2", true},
+			{"the masked advantages' condition", "if t.Info.Submitted {\n\t\t\t\tn, mean", "if !t.Info.Submitted {\n\t\t\t\tn, mean", true},
+			{"the masked loop's steps", "for step := range 40 {", "for step := range 30 {", true},
+			{"the never-submit reward", "cfg.Reward.WrongSubmit = -1", "cfg.Reward.WrongSubmit = -2", true},
+			{"a doc comment", "// maskedTruncationAdvantages: group mean", "// maskedTruncationAdvantages: the group mean", false},
+			{"a trailing comment", "std := math.Sqrt(ss / max(n-1, 1))", "std := math.Sqrt(ss / max(n-1, 1)) // sample std", false},
+			{"code it does not reach", "cfg.Reward.FreeCalls = 3", "cfg.Reward.FreeCalls = 4", false},
+		}},
+	}
+	for _, p := range programs {
+		data, err := os.ReadFile(filepath.Join("testdata", "cells", p.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := string(data)
+		ref := cellKey(t, src, p.inputs)
+		for _, e := range p.edits {
+			t.Run(p.file+"/"+e.name, func(t *testing.T) {
+				if !strings.Contains(src, e.old) {
+					t.Fatalf("%q not in %s", e.old, p.file)
+				}
+				got := cellKey(t, strings.Replace(src, e.old, e.new, 1), p.inputs)
+				if (got != ref) != e.changes {
+					t.Errorf("key changed: %v, want %v", got != ref, e.changes)
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,337 @@
+package main
+
+import (
+	"fmt"
+	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/ch12"
+	"github.com/agentrl-go/agentrl/chart"
+	"github.com/agentrl-go/agentrl/gomlxmodel"
+	"github.com/janpfeifer/gonb/gonbui"
+)
+
+// Link this notebook to the repository's Go module: GONB_DIR is the notebook's folder. Imports resolve
+// in the workspace (the repository's go.mod pins every version), so no `go get` is needed.
+
+func must[T any](v T, err error) T               { return ch12.Must(v, err) }
+func must2[T, U any](t T, u U, err error) (T, U) { return t, ch12.Must(u, err) }
+
+var ch = must(ch12.Setup()) // the tokenizer, the tasks and the result store; nothing is trained or loaded yet
+var tok, trainTasks, heldoutTasks, store = ch.Tok, ch.Train, ch.HeldOutTasks, ch.Store
+
+func rlBase() *gomlxmodel.Model { return must(ch.Base()) } // the RL base agent, made or loaded on first use
+func heldOut(policy *gomlxmodel.Model, cfg agentrl.RLConfig) agentrl.Stats {
+	return must(ch.HeldOut(policy, cfg))
+}
+
+// ContextView is the chapter's context_view: the token ids the policy sees before call k. Tool tokens of turns older
+// than the last keepObs are dropped; keepObs < 0 means None, the full context.
+func ContextView(ids []int32, owner []agentrl.Owner, turn []int32, k, keepObs int) []int32 {
+	if keepObs < 0 {
+		return append([]int32(nil), ids...)
+	}
+	var view []int32
+	for i, id := range ids {
+		if !(owner[i] == agentrl.OwnerTool && int(turn[i]) < k-keepObs) {
+			view = append(view, id)
+		}
+	}
+	return view
+}
+
+// CallSample is call_sample: one call as its own Trajectory, ids = view + call, with the action mask and the
+// sampling log-probs on the call's tokens only. Reward and Info are the episode's.
+func CallSample(episode agentrl.Trajectory, view, callIDs []int32, callLogp []float32) agentrl.Trajectory {
+	ids := append(append([]int32{}, view...), callIDs...)
+	mask, logp := make([]float32, len(ids)-1), make([]float32, len(ids)-1)
+	for i := range callIDs {
+		mask[len(mask)-len(callIDs)+i] = 1
+		logp[len(logp)-len(callIDs)+i] = callLogp[i]
+	}
+	return agentrl.Trajectory{IDs: ids, Turn: make([]int32, len(ids)), ActionMask: mask, Logp: logp,
+		Reward: episode.Reward, Info: episode.Info}
+}
+
+// ContextRolloutBatch is context_rollout_batch: lockstep episodes whose every call is generated from
+// ContextView(keepObs) of the episode so far (keepObs < 0: the full context). It returns the episodes and the
+// per-call samples (view, call) in completion order. A row's KV cache is kept while its view only grows and is
+// rebuilt from the view when masking removed tokens from it.
+func ContextRolloutBatch(model *gomlxmodel.Model, envs []agentrl.Env, tasks []agentrl.Task, tok *agentrl.Tokenizer, keepObs, maxTurns int,
+	temperature float64, rng *rand.Rand) ([]agentrl.Trajectory, []agentrl.IndexedSample, error) {
+	if len(envs) != len(tasks) {
+		return nil, nil, fmt.Errorf("context rollout: %d envs for %d tasks", len(envs), len(tasks))
+	}
+	if V := model.Config().Vocab; V != tok.VocabSize() {
+		return nil, nil, fmt.Errorf("context rollout: model vocabulary %d != tokenizer vocabulary %d", V, tok.VocabSize())
+	}
+	episodes := make([]*agentrl.Episode, len(envs))
+	for b := range envs {
+		episodes[b] = agentrl.NewEpisode(envs[b], tasks[b], tok, maxTurns, model.Config().MaxLen)
+	}
+	dec, err := model.NewDecoder(len(episodes))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer dec.Close()
+	type call struct {
+		view, ids []int32
+		logp      []float32
+	}
+	type finished struct {
+		b int
+		call
+	}
+	calls, cached := make([]call, len(episodes)), make([][]int32, len(episodes))
+	var samples []finished
+	V := model.Config().Vocab
+	for anyActive(episodes) {
+		for b, e := range episodes {
+			if e.Done || len(calls[b].view) > 0 {
+				continue
+			}
+			view := ContextView(e.IDs, e.Owner, e.Turn, len(e.Actions), keepObs) // a new call starts: fix its view
+			if !hasPrefix(view, cached[b]) {
+				dec.ResetRow(b)
+				cached[b] = nil
+			}
+			dec.Feed(b, view[len(cached[b]):])
+			cached[b], calls[b] = append(cached[b], view[len(cached[b]):]...), call{view: view}
+		}
+		logits, err := dec.Step()
+		if err != nil {
+			return nil, nil, err
+		}
+		for b, e := range episodes {
+			if e.Done {
+				continue
+			}
+			id, lp := agentrl.SampleNext(logits[b*V:(b+1)*V], temperature, rng)
+			c := &calls[b]
+			c.ids, c.logp = append(c.ids, id), append(c.logp, lp)
+			if id == tok.CallEndID || len(c.ids) == agentrl.MaxCallTokens {
+				samples = append(samples, finished{b, *c})
+				e.Act(c.ids, c.logp)
+				cached[b] = append(cached[b], c.ids[:len(c.ids)-1]...)
+				calls[b] = call{}
+				continue
+			}
+			dec.Feed(b, []int32{id})
+		}
+	}
+	trajs := make([]agentrl.Trajectory, len(episodes))
+	for b, e := range episodes {
+		trajs[b] = agentrl.MakeTrajectory(e)
+	}
+	out := make([]agentrl.IndexedSample, len(samples))
+	for i, s := range samples {
+		out[i] = agentrl.IndexedSample{Episode: s.b, Sample: CallSample(trajs[s.b], s.view, s.ids, s.logp)}
+	}
+	return trajs, out, nil
+}
+
+func hasPrefix(s, prefix []int32) bool {
+	if len(prefix) > len(s) {
+		return false
+	}
+	for i, p := range prefix {
+		if s[i] != p {
+			return false
+		}
+	}
+	return true
+}
+
+func anyActive(episodes []*agentrl.Episode) bool {
+	for _, e := range episodes {
+		if !e.Done {
+			return true
+		}
+	}
+	return false
+}
+
+// TrainContext is train_context: steps GRPO steps on a copy of base, sampling with ContextRolloutBatch so that
+// every call sees the last keepObs observations, and training on the per-call samples. Each call carries the
+// group advantage of its episode. The run's generator is seeded with cfg.Seed.
+func TrainContext(base *gomlxmodel.Model, tasks []agentrl.Task, tok *agentrl.Tokenizer, keepObs int, cfg agentrl.RLConfig, steps int) (*gomlxmodel.Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	policy, err := base.Clone()
+	if err != nil {
+		return nil, err
+	}
+	rng, prog := agentrl.NewRNG(cfg.Seed), agentrl.NewProgress("train_context", steps)
+	for step := range steps {
+		batchTasks, err := agentrl.StepTasks(tasks, cfg, rng)
+		if err != nil {
+			return nil, fmt.Errorf("train_context: %w", err)
+		}
+		envs, err := agentrl.MakeEnvs(agentrl.EnvFactoryOf(cfg), len(batchTasks))
+		if err != nil {
+			return nil, err
+		}
+		trajs, samples, err := ContextRolloutBatch(policy, envs, batchTasks, tok, keepObs, cfg.MaxTurns, cfg.Temperature, rng)
+		if err != nil {
+			return nil, fmt.Errorf("train_context step %d: %w", step, err)
+		}
+		rewards := make([]float32, len(trajs))
+		for b, t := range trajs {
+			rewards[b] = float32(t.Reward)
+		}
+		episodeAdv := agentrl.ComputeAdvantages(rewards, cfg.GroupSize) // [E]
+		calls, adv := make([]agentrl.Trajectory, len(samples)), make([]float32, len(samples))
+		for i, s := range samples {
+			calls[i], adv[i] = s.Sample, episodeAdv[s.Episode]
+		}
+		batch := agentrl.Collate(calls, tok.PadID)
+		if _, err := agentrl.RLUpdate(policy, batch, agentrl.BroadcastAdvantages(adv, batch.Mask()), cfg, rng); err != nil {
+			return nil, fmt.Errorf("train_context step %d: %w", step, err)
+		}
+		prog.Done(step, fmt.Sprintf("pass %.2f", agentrl.BehaviorStats(trajs).PassRate))
+	}
+	return policy, nil
+}
+
+// EvaluateContext is evaluate_context: behavior statistics of nSamples episodes per task, sampled with
+// ContextView(keepObs) by a generator seeded with seed, on tasks renamed by a generator of their own (seeded from
+// the first's first draw, as Evaluate does: with the full context the two give the same episodes).
+func EvaluateContext(model *gomlxmodel.Model, tasks []agentrl.Task, tok *agentrl.Tokenizer, keepObs, nSamples int, seed uint64,
+	cfg agentrl.RLConfig) (agentrl.Stats, error) {
+	if err := cfg.Validate(); err != nil {
+		return agentrl.Stats{}, err
+	}
+	rng := agentrl.NewRNG(seed)
+	names := agentrl.NewRNG(rng.Uint64())
+	var batchTasks []agentrl.Task
+	var envs []agentrl.Env
+	for _, t := range tasks {
+		for range nSamples {
+			env, err := agentrl.MakeEnv(cfg)
+			if err != nil {
+				return agentrl.Stats{}, err
+			}
+			batchTasks, envs = append(batchTasks, agentrl.RandomizeNames(t, names)), append(envs, env)
+		}
+	}
+	trajs, _, err := ContextRolloutBatch(model, envs, batchTasks, tok, keepObs, cfg.MaxTurns, cfg.Temperature, rng)
+	if err != nil {
+		return agentrl.Stats{}, err
+	}
+	return agentrl.BehaviorStats(trajs), nil
+}
+
+var contextPolicies = []struct {
+	name   string
+	policy func() *gomlxmodel.Model
+}{
+	{"full", func() *gomlxmodel.Model {
+		return must(agentrl.TrainedRun(store, rlBase(), tok, trainTasks, agentrl.DefaultRLConfig(), 40, "", nil)).Policy
+	}},
+	{"keep_obs=1", func() *gomlxmodel.Model {
+		key := agentrl.Key("12.4/train_context", must(agentrl.Fingerprint(rlBase())), 1, agentrl.DefaultRLConfig(),
+			must(agentrl.CodeHash("contextPolicies")))
+		return must(agentrl.Cached(store, key, agentrl.ModelCodec, func() (*gomlxmodel.Model, error) {
+			return TrainContext(rlBase(), trainTasks, tok, 1, agentrl.DefaultRLConfig(), 40)
+		}))
+	}},
+}
+
+// keepName prints keepObs as the book does (None for the full context).
+func keepName(keepObs int) string {
+	if keepObs < 0 {
+		return "None"
+	}
+	return fmt.Sprint(keepObs)
+}
+
+// callSequences samples 16 held-out episodes per task under ContextView(keepObs), as EvaluateContext does, and
+// counts their call sequences.
+func callSequences(policy *gomlxmodel.Model, keepObs int) map[string]int {
+	cfg, names := agentrl.DefaultRLConfig(), agentrl.NewRNG(7)
+	var tasks []agentrl.Task
+	var envs []agentrl.Env
+	for _, t := range heldoutTasks {
+		for range 16 {
+			tasks, envs = append(tasks, agentrl.RandomizeNames(t, names)), append(envs, must(agentrl.MakeEnv(cfg)))
+		}
+	}
+	trajs, _, err := ContextRolloutBatch(policy, envs, tasks, tok, keepObs, cfg.MaxTurns, cfg.Temperature, agentrl.NewRNG(7))
+	if err != nil {
+		panic(err)
+	}
+	counts := map[string]int{}
+	for _, t := range trajs {
+		calls := agentrl.CallTexts(t, tok)
+		for i, c := range calls {
+			if op, ok := strings.CutPrefix(c, "edit "); ok && slices.Contains(agentrl.Ops, op) {
+				calls[i] = "edit"
+			}
+		}
+		seq := strings.Join(calls, " | ")
+		if t.Info.Submitted && t.Info.HiddenPass {
+			seq += "  (pass)"
+		}
+		counts[seq]++
+	}
+	return counts
+}
+
+// nextCall scripts calls (each a tool; an edit uses the task's right op) on the held-out tasks, 16 renamings
+// each, and returns the mean probability policy gives each next call when it sees the episode through
+// ContextView(keepObs): test, submit, read, any edit, and anything else.
+func nextCall(policy *gomlxmodel.Model, script []string, keepObs int) []float64 {
+	cfg, names := agentrl.DefaultRLConfig(), agentrl.NewRNG(7)
+	calls := [][]int32{tok.EncodeCall(agentrl.ToolTest), tok.EncodeCall(agentrl.ToolSubmit), tok.EncodeCall(agentrl.ToolRead)}
+	for _, op := range agentrl.Ops {
+		calls = append(calls, tok.EncodeCall(agentrl.ToolEdit, op))
+	}
+	var views [][]int32
+	for _, t := range heldoutTasks {
+		for range 16 {
+			task := agentrl.RandomizeNames(t, names)
+			e := agentrl.NewEpisode(must(agentrl.MakeEnv(cfg)), task, tok, cfg.MaxTurns, agentrl.ContextLen)
+			for _, tool := range script {
+				if tool == agentrl.ToolEdit {
+					e.Act(tok.EncodeCall(tool, task.Op), nil)
+				} else {
+					e.Act(tok.EncodeCall(tool), nil)
+				}
+			}
+			views = append(views, ContextView(e.IDs, e.Owner, e.Turn, len(e.Actions), keepObs))
+		}
+	}
+	mean := make([]float64, 5) // test, submit, read, edit, other
+	for _, p := range must(agentrl.CallProbs(policy, views, calls, tok.PadID)) {
+		edit := 0.0
+		for _, q := range p[3:] {
+			edit += q
+		}
+		for i, q := range []float64{p[0], p[1], p[2], edit, 1 - p[0] - p[1] - p[2] - edit} {
+			mean[i] += q / float64(len(views))
+		}
+	}
+	return mean
+}
+
+func main() {
+	policies := []struct {
+		name   string
+		policy *gomlxmodel.Model
+	}{{"base agent", rlBase()}, {"trained full", contextPolicies[0].policy()}, {"trained keep_obs=1", contextPolicies[1].policy()}}
+	fmt.Println("policy             after the calls   seen with     | next call: test  submit  read  edit  other")
+	for _, p := range policies {
+		for _, c := range []struct {
+			script  []string
+			keepObs int
+		}{
+			{[]string{agentrl.ToolRead, agentrl.ToolEdit}, -1},
+			{[]string{agentrl.ToolRead, agentrl.ToolEdit}, 1},
+			{[]string{agentrl.ToolRead, agentrl.ToolEdit}, 0},
+			{[]string{agentrl.ToolEdit}, -1},
+		} {
+			q := nextCall(p.policy, c.script, c.keepObs)
+			fmt.Printf("%-18s %-17s keep_obs=%-4s |           %.2f    %.2f  %.2f  %.2f   %.2f\n",
+				p.name, strings.Join(c.script, ", "), keepName(c.keepObs), q[0], q[1], q[2], q[3], q[4])
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/ch12"
+	"github.com/agentrl-go/agentrl/gomlxmodel"
+)
+
+// Link this notebook to the repository's Go module: GONB_DIR is the notebook's folder. Imports resolve
+// in the workspace (the repository's go.mod pins every version), so no `go get` is needed.
+
+func must[T any](v T, err error) T               { return ch12.Must(v, err) }
+func must2[T, U any](t T, u U, err error) (T, U) { return t, ch12.Must(u, err) }
+
+var ch = must(ch12.Setup()) // the tokenizer, the tasks and the result store; nothing is trained or loaded yet
+var tok, trainTasks, heldoutTasks, store = ch.Tok, ch.Train, ch.HeldOutTasks, ch.Store
+
+func rlBase() *gomlxmodel.Model { return must(ch.Base()) } // the RL base agent, made or loaded on first use
+func heldOut(policy *gomlxmodel.Model, cfg agentrl.RLConfig) agentrl.Stats {
+	return must(ch.HeldOut(policy, cfg))
+}
+
+// SingleTurn is the chapter's single_turn: a copy of t whose prompt includes the source, graded after one call by
+// MixedTurnEnv.
+func SingleTurn(t agentrl.Task) agentrl.Task {
+	t.Issue = t.Issue + "\n" + agentrl.CompactSource(t.Source)
+	return t
+}
+
+// MixedTurnEnv is the chapter's MixedTurnEnv: EditBudgetEnv that ends SingleTurn tasks after the first call and
+// grades them as submitted.
+type MixedTurnEnv struct {
+	*agentrl.EditBudgetEnv
+	Single bool
+}
+
+// Reset marks a task as single-turn when its issue has a newline, then delegates.
+func (e *MixedTurnEnv) Reset(task agentrl.Task) string {
+	e.Single = strings.Contains(task.Issue, "\n")
+	return e.EditBudgetEnv.Reset(task)
+}
+
+// Step delegates, then ends a single-turn episode after its first call, graded as submitted.
+func (e *MixedTurnEnv) Step(action string) (string, float64, bool, agentrl.Info) {
+	obs, reward, done, info := e.EditBudgetEnv.Step(action)
+	if done || !e.Single {
+		return obs, reward, done, info
+	}
+	e.Done = true
+	info = e.FinalInfo(true)
+	return obs, e.Reward(info), true, info
+}
+
+var mixedCfg = agentrl.DefaultRLConfig()
+
+// mixedFactory makes MixedTurnEnv environments with mixedCfg's settings.
+func mixedFactory() (agentrl.Env, error) {
+	env, err := agentrl.NewEditBudgetEnv(mixedCfg.MaxTurns, must(mixedCfg.Reward.Func()), mixedCfg.MaxEdits)
+	return &MixedTurnEnv{EditBudgetEnv: env}, err
+}
+
+func singles(tasks []agentrl.Task) []agentrl.Task {
+	var out []agentrl.Task
+	for _, t := range tasks {
+		out = append(out, SingleTurn(t))
+	}
+	return out
+}
+
+func mixedRun() *agentrl.Run {
+	return must(agentrl.TrainedRun(store, rlBase(), tok, append(slices.Clone(trainTasks), singles(trainTasks)...), mixedCfg, 40, "mixed_turn", mixedFactory))
+}
+
+func main() {
+	half := []agentrl.Task{}
+	for i := 0; i < len(trainTasks); i += 5 {
+		half = append(half, trainTasks[i])
+	}
+	for i := 1; i < len(trainTasks); i += 5 {
+		half = append(half, SingleTurn(trainTasks[i]))
+	}
+	kept := must(agentrl.SampleGroups(mixedRun().Policy, mixedFactory, half, tok, mixedCfg, agentrl.NewRNG(3)))
+	single := make([]bool, len(kept)) // a newline among the prompt tokens marks a single-turn task
+	masks := make([][]float32, len(kept))
+	var singleEpisodes, singleTokens, allTokens float64
+	for k, t := range kept {
+		for i, id := range t.IDs {
+			single[k] = single[k] || (t.Owner[i] == agentrl.OwnerPrompt && id == tok.NewlineID)
+		}
+		masks[k] = t.ActionMask
+		for _, m := range t.ActionMask {
+			allTokens += float64(m)
+			if single[k] {
+				singleTokens += float64(m)
+			}
+		}
+		if single[k] {
+			singleEpisodes++
+		}
+	}
+	// shareOf is the single-turn episodes' share of the loss under an aggregation: the weights the update gives.
+	shareOf := func(aggregation string) float64 {
+		total := 0.0
+		for k, w := range must(gomlxmodel.AggregationWeights(masks, aggregation)) {
+			for _, x := range w {
+				if single[k] {
+					total += float64(x)
+				}
+			}
+		}
+		return total
+	}
+	fmt.Printf("single-turn share of episodes %.2f | of loss weight: token_mean %.2f, seq_mean %.2f\n",
+		singleEpisodes/float64(len(kept)), shareOf(agentrl.TokenMean), shareOf(agentrl.SeqMeanTokenMean))
+	fmt.Printf("policy tokens of these episodes: %.0f single-turn of %.0f\n", singleTokens, allTokens)
+}
