@@ -13,6 +13,7 @@ import (
 	"hash"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"sort"
@@ -73,7 +74,7 @@ func FuncCode(f any) (string, error) {
 	}
 	file, line := fn.FileLine(fn.Entry())
 	name := fn.Name()
-	if isLibraryFunc(name, file) {
+	if isLibraryFile(file) {
 		return "", nil
 	}
 	if !strings.HasSuffix(file, ".go") {
@@ -107,24 +108,22 @@ func funcCodeAt(file string, line int) (string, error) {
 	return s.hash(roots), nil
 }
 
-// libraryPackages are the import paths of the packages whose code CodeVersion hashes.
-var libraryPackages = map[string]bool{
-	"github.com/agentrl-go/agentrl/agentrl":    true,
-	"github.com/agentrl-go/agentrl/gomlxmodel": true,
-}
+// libraryDirs are the directories of the packages whose code CodeVersion hashes, as the runtime names source
+// files.
+var libraryDirs = sync.OnceValue(func() map[string]bool {
+	dirs := map[string]bool{}
+	for _, f := range []any{CodeVersion, gomlxmodel.ReadModel} {
+		file, _ := runtime.FuncForPC(reflect.ValueOf(f).Pointer()).FileLine(reflect.ValueOf(f).Pointer())
+		dirs[filepath.Dir(file)] = true
+	}
+	return dirs
+})
 
-// isLibraryFunc reports whether the function named name (as the runtime names it: import path, a dot, the
-// function's path inside its package) declared in file is library code outside the tests.
-func isLibraryFunc(name, file string) bool {
-	if strings.HasSuffix(file, "_test.go") {
-		return false
-	}
-	slash := strings.LastIndexByte(name, '/')
-	dot := strings.IndexByte(name[slash+1:], '.')
-	if dot < 0 {
-		return false
-	}
-	return libraryPackages[name[:slash+1+dot]]
+// isLibraryFile reports whether file, as the runtime names a function's source file, is library code outside the
+// tests. (A function's name does not tell: a closure of a library function inlined elsewhere is named after the
+// function it was inlined into.)
+func isLibraryFile(file string) bool {
+	return !strings.HasSuffix(file, "_test.go") && libraryDirs()[filepath.Dir(file)]
 }
 
 // source is a parsed Go file and its top-level declarations.

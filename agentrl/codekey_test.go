@@ -3,6 +3,7 @@ package agentrl_test
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -140,6 +141,52 @@ func TestCellCodeKeys(t *testing.T) {
 					t.Errorf("key changed: %v, want %v", got != ref, e.changes)
 				}
 			})
+		}
+	}
+}
+
+const factoryTurns = 3
+
+// testFactory is an environment factory outside the library (this file is a test).
+func testFactory() (agentrl.Env, error) {
+	cfg := agentrl.DefaultRLConfig()
+	cfg.MaxTurns = factoryTurns
+	return agentrl.MakeEnv(cfg)
+}
+
+// TestFuncCode checks FuncCode on real function values: a function outside the library hashes as CodeHash of
+// its declaration, a function literal as CodeHash of the declaration it is written in, the library's own
+// functions have no hash (CodeVersion covers them), and what is not a function is an error.
+func TestFuncCode(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	literal := func() (agentrl.Env, error) { return testFactory() }
+	for _, tt := range []struct {
+		name string
+		f    any
+		root string
+	}{
+		{"a function", testFactory, "testFactory"},
+		{"a function literal", literal, "TestFuncCode"},
+		{"a library function", agentrl.MakeEnv, ""},
+		{"a library closure", agentrl.EnvFactoryOf(agentrl.DefaultRLConfig()), ""},
+	} {
+		got, err := agentrl.FuncCode(tt.f)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		want := ""
+		if tt.root != "" {
+			if want, err = agentrl.CodeHashOf(file, tt.root); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got != want {
+			t.Errorf("%s: FuncCode = %q, want %q", tt.name, got, want)
+		}
+	}
+	for _, bad := range []any{nil, 42, agentrl.EnvFactory(nil)} {
+		if _, err := agentrl.FuncCode(bad); err == nil {
+			t.Errorf("FuncCode(%#v): no error", bad)
 		}
 	}
 }

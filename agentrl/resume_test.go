@@ -269,29 +269,41 @@ func TestUnsavedProgress(t *testing.T) {
 	}
 }
 
-// TestTrainedRunRejects checks that TrainedRun returns an error, before any work, for what it cannot run or key.
+// TestTrainedRunRejects checks that TrainedRun returns an error that names what to change, before it keys,
+// loads or prints anything, for what it cannot run or key.
 func TestTrainedRunRejects(t *testing.T) {
 	tok, train := testSetup(t)
 	base := tinyPolicy(t, tok)
-	nanLR := DefaultRLConfig()
+	nanLR, single := DefaultRLConfig(), DefaultRLConfig()
 	nanLR.LR = math.NaN()
+	single.GroupSize = 1
 	tests := []struct {
-		name    string
-		cfg     RLConfig
-		envName string
-		factory EnvFactory
-		want    string
+		name  string
+		tasks []Task
+		cfg   RLConfig
+		steps int
+		want  string
 	}{
-		{"NaN learning rate", nanLR, "", nil, "LR = NaN"},
-		{"factory without a name", DefaultRLConfig(), "", EnvFactoryOf(DefaultRLConfig()), "needs its name"},
+		{"NaN learning rate", train, nanLR, 1, "LR = NaN"},
+		{"negative steps", train, DefaultRLConfig(), -3, "steps = -3, want >= 1"},
+		{"groups of one", train, single, 1, "GroupSize = 1, want >= 2"},
+		{"no tasks", nil, DefaultRLConfig(), 1, "no tasks"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := TrainedRun(mustStore(t), base, tok, train, tt.cfg, 1, tt.envName, tt.factory)
+			log := captureProgress(t)
+			_, err := TrainedRun(mustStore(t), base, tok, tt.tasks, tt.cfg, tt.steps, "", nil)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want one containing %q", err, tt.want)
 			}
+			if log.Len() > 0 {
+				t.Errorf("printed %q before rejecting", log.String())
+			}
 		})
+	}
+	if _, err := TrainedRun(nil, base, tok, train, DefaultRLConfig(), 1, "", nil); err == nil ||
+		!strings.Contains(err.Error(), "the store is nil") {
+		t.Errorf("a nil store: %v", err)
 	}
 }
 
