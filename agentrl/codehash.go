@@ -186,18 +186,27 @@ func (s *source) hash(roots []ast.Node) string {
 }
 
 // hashTokens writes the tokens of the Go source src to h: each operator, keyword and literal, and one ";" for
-// each semicolon, written or implied by a line break. Comments and layout are not tokens, so they do not count.
+// each semicolon, written or implied by a line break, except before a closing ")" or "}" (where a semicolon is
+// optional: "{ return x }" and "{\n\treturn x\n}" are the same code). Comments and layout are not tokens, so they
+// do not count.
 func hashTokens(h hash.Hash, src []byte) {
 	fset := token.NewFileSet()
 	var sc scanner.Scanner
 	sc.Init(fset.AddFile("", -1, len(src)), src, nil, 0)
+	semicolon := false // a semicolon is pending
 	for {
 		_, tok, lit := sc.Scan()
+		if tok == token.SEMICOLON {
+			semicolon = true
+			continue
+		}
+		if semicolon && tok != token.RBRACE && tok != token.RPAREN && tok != token.EOF {
+			h.Write([]byte(";\x00"))
+		}
+		semicolon = false
 		switch {
 		case tok == token.EOF:
 			return
-		case tok == token.SEMICOLON:
-			h.Write([]byte(";"))
 		case tok.IsLiteral():
 			h.Write([]byte(lit))
 		default:

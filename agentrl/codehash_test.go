@@ -2,7 +2,6 @@ package agentrl
 
 import (
 	"io/fs"
-
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,6 +49,9 @@ func TestCodeHash(t *testing.T) {
 		{"a function it does not reach", `"not reached"`, `"still not reached"`, false},
 		{"the program's main", "fmt.Println(run())", "fmt.Print(run())", false},
 		{"a comment", "// run is the root.", "// run, edited.", false},
+		{"a comment in a body", "{ return 3 }", "{ /* three */ return 3 }", false},
+		{"a trailing comment", "const step = 2", "const step = 2 // per call", false},
+		{"the layout", "{ total.add(helper()); return total.n }", "{\n\ttotal.add(helper())\n\n\treturn total.n\n}", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -91,7 +91,7 @@ func TestTrainedRunResumes(t *testing.T) {
 	env := EnvFactoryOf(cfg)
 
 	var refSeen transcripts
-	ref, err := TrainedRun(mustStore(t), base, tok, train, cfg, steps, "test", refSeen.of(env))
+	ref, err := TrainedRun(mustStore(t), base, tok, train, cfg, steps, "test", sameKey(refSeen.of(env)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestTrainedRunResumes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			store := mustStore(t)
-			_, err := TrainedRun(store, base, tok, train, cfg, steps, "test", tc.stop(t))
+			_, err := TrainedRun(store, base, tok, train, cfg, steps, "test", sameKey(tc.stop(t)))
 			if err == nil || tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
 				t.Fatalf("stopped run: error %v, want %v", err, tc.wantErr)
 			}
@@ -141,7 +141,7 @@ func TestTrainedRunResumes(t *testing.T) {
 				}
 			}
 			var seen transcripts
-			got, err := TrainedRun(store, base, tok, train, cfg, steps, "test", seen.of(env))
+			got, err := TrainedRun(store, base, tok, train, cfg, steps, "test", sameKey(seen.of(env)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -268,6 +268,10 @@ func TestUnsavedProgress(t *testing.T) {
 		t.Fatalf("interrupted with a failed save: %v", err)
 	}
 }
+
+// sameKey wraps f in a factory whose code, and so whose TrainedRun key, is the same whatever f is: the resume
+// tests instrument the environments of the runs they compare differently.
+func sameKey(f EnvFactory) EnvFactory { return func() (Env, error) { return f() } }
 
 // TestTrainedRunRejects checks that TrainedRun returns an error that names what to change, before it keys,
 // loads or prints anything, for what it cannot run or key.
