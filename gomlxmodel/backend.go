@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/gomlx/gomlx/backends"
@@ -78,24 +80,38 @@ func newBackend() (b backends.Backend, err error) {
 		}
 	}()
 	plugin := installedPJRT()
+	if !XLACompiledIn() {
+		plugin = "" // GoMLX builds its XLA backend only on some platforms (linux/amd64, darwin)
+	}
 	switch {
 	case config == "" && plugin != "",
 		(config == "xla" || config == "xla:cpu") && plugin != "" && os.Getenv("PJRT_PLUGIN_LIBRARY_PATH") == "":
 		// Setting GOMLX_NO_AUTO_INSTALL or PJRT_PLUGIN_LIBRARY_PATH here would be too late: GoMLX and
 		// go-xla read them in init(). An absolute plugin path skips both the auto-install (a download)
 		// and the search; "shared_buffers" keeps what the plugin name "cpu" would have enabled.
-		config = "xla:" + filepath.Join(plugin, PJRTPluginName) + ",shared_buffers"
+		loadedPJRT = filepath.Join(plugin, PJRTPluginName)
+		config = "xla:" + loadedPJRT + ",shared_buffers"
 	case config == "" || config == simplego.BackendName:
 		config = DefaultBackendConfig
 	}
-	if name, opts := splitBackendConfig(config); name == simplego.BackendName {
+	name, opts := splitBackendConfig(config)
+	if name == simplego.BackendName {
 		return newSimpleGo(opts)
+	}
+	if plugin, _, _ := strings.Cut(opts, ","); loadedPJRT == "" && name == "xla" && filepath.IsAbs(plugin) {
+		loadedPJRT = plugin
 	}
 	b, err = backends.NewWithConfig(config)
 	if err != nil {
 		return nil, fmt.Errorf("gomlxmodel: backend %q: %w", config, err)
 	}
 	return b, nil
+}
+
+// XLACompiledIn reports whether GoMLX's XLA backend is compiled into this program: GoMLX v0.26 registers it on
+// linux/amd64 and darwin, and not under the build tag noxla. Elsewhere an installed PJRT plugin is not used.
+func XLACompiledIn() bool {
+	return slices.Contains(backends.List(), "xla")
 }
 
 // pureGoBackend reports whether Backend is the pure-Go one (SimpleGo), where some schedules differ

@@ -231,6 +231,9 @@ func Numerics() (string, error) {
 		name += "/arch=" + runtime.GOARCH
 	} else {
 		name += "/cpu=" + Processor()
+		if id := pluginBuild(); id != "" { // "" for the pinned plugin
+			name += "/plugin=" + id
+		}
 		if flags := os.Getenv("XLA_FLAGS"); flags != "" {
 			name += "/XLA_FLAGS=" + flags
 		}

@@ -1,13 +1,25 @@
 package gomlxmodel
 
 import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 )
 
 // The XLA backend runs TinyAgent about ten times faster than the pure-Go backend on CPU, but its PJRT CPU plugin
-// is normally downloaded from the internet at first use. `go run ./kernelsetup` installs a plugin from a Python
-// package instead (see kernelsetup/pjrt.go) into PJRTDir; when one is there, Backend uses it.
+// is normally downloaded from the internet at first use. `go run ./kernelsetup` installs a plugin into PJRTDir
+// instead (see kernelsetup/pjrt.go); when one is there, Backend uses it.
+
+// PinnedPJRTSHA256 is the SHA-256 of the PJRT CPU plugin that kernelsetup installs on Linux x86-64 (from the wheel
+// lammps-jax-pjrt-cpu 0.11.2), the one that computed the committed notebooks. Numerics names any other plugin
+// build by its hash.
+const PinnedPJRTSHA256 = "ad1309ac822b1b24d51b7f9947c7c9fa9ef5d67f390584cbc3d1fa2428fed9c2"
 
 // PJRTDirEnv overrides the directory that holds the PJRT CPU plugin.
 const PJRTDirEnv = "AGENTRL_PJRT_DIR"
@@ -42,4 +54,88 @@ func installedPJRT() string {
 		return ""
 	}
 	return dir
+}
+
+// loadedPJRT is the path of the plugin file that Backend loaded, where newBackend chose it or its configuration
+// names it by path; "" otherwise (pluginBuild then looks for it among the process's mapped files).
+var loadedPJRT string
+
+// pluginBuild identifies the build of the PJRT plugin that the XLA backend loaded: "" for the pinned plugin
+// (PinnedPJRTSHA256, so that the committed run's Numerics and cache keys stay as they were), else "sha256:" and the
+// first 16 hex digits of its file's SHA-256, or "unknown" where the file cannot be found or read. Hashing the
+// 200 MB plugin takes about 0.16 s, and every cell program asks, so the result is kept per process and, keyed by
+// the file's path, size and modification time, in the user cache folder (pluginHashMemo).
+var pluginBuild = sync.OnceValue(func() string {
+	path := loadedPJRT
+	if path == "" {
+		path = mappedPJRT()
+	}
+	if path == "" {
+		return "unknown"
+	}
+	sum, err := pluginHashMemo(path)
+	switch {
+	case err != nil:
+		return "unknown"
+	case sum == PinnedPJRTSHA256:
+		return ""
+	}
+	return "sha256:" + sum[:16]
+})
+
+// pluginHashMemo returns the SHA-256 of the file at path, reading it from a memo in the user cache folder when
+// the file's path, size and modification time match the memo's, and writing the memo otherwise (best effort).
+func pluginHashMemo(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	abs, _ := filepath.Abs(path)
+	key := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d", abs, st.Size(), st.ModTime().UnixNano()))
+	memo := ""
+	if dir, err := os.UserCacheDir(); err == nil {
+		memo = filepath.Join(dir, "agentrl", "pjrt-sha256", hex.EncodeToString(key[:12]))
+		if data, err := os.ReadFile(memo); err == nil && len(data) == 64 {
+			return string(data), nil
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	if memo != "" && os.MkdirAll(filepath.Dir(memo), 0o755) == nil {
+		if tmp, err := os.CreateTemp(filepath.Dir(memo), ".partial-*"); err == nil {
+			_, werr := tmp.WriteString(sum)
+			if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), memo) != nil {
+				os.Remove(tmp.Name())
+			}
+		}
+	}
+	return sum, nil
+}
+
+// mappedPJRT returns the path of a PJRT plugin mapped into this process (from /proc/self/maps, Linux), or "".
+func mappedPJRT() string {
+	f, err := os.Open("/proc/self/maps")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	for sc := bufio.NewScanner(f); sc.Scan(); {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 6 {
+			continue
+		}
+		path := fields[len(fields)-1]
+		if base := filepath.Base(path); strings.HasPrefix(base, "pjrt_c_api_") && strings.Contains(base, "plugin") {
+			return path
+		}
+	}
+	return ""
 }

@@ -1,8 +1,10 @@
 // Command kernelsetup makes a machine ready to run the chapter's notebooks: it installs GoNB v0.11.1, goimports and
 // gopls into Go's bin folder ($(go env GOBIN), else the bin folder of the first GOPATH entry), registers the GoNB
-// kernel with Jupyter (logging to a file in the user cache folder), installs the PJRT CPU plugin of GoMLX's XLA
-// backend into gomlxmodel.PJRTDir (it downloads a wheel from PyPI with `python3 -m pip download` and checks its
-// SHA-256; see pjrt.go), and checks that Jupyter (with nbconvert and nbclient) is there.
+// kernel with Jupyter (logging to a file in the user cache folder, with Go's bin folder on the kernel's PATH),
+// checks that Jupyter (with nbconvert and nbclient) is there, and, last, installs the PJRT CPU plugin of GoMLX's
+// XLA backend into gomlxmodel.PJRTDir (on Linux x86-64 from a PyPI wheel with `python3 -m pip download`, checked
+// against its SHA-256, else, or when that fails, with go-xla's installer; see pjrt.go). The plugin is optional:
+// where it cannot be installed, setup says so in one line and the models run on the pure-Go backend.
 //
 //	go run ./kernelsetup                  # install the Go tools and the PJRT plugin, register the kernel, check Jupyter
 //	go run ./kernelsetup -install-jupyter # also install Jupyter with apt-get when it is missing (Debian, as root)
@@ -31,6 +33,20 @@ import (
 )
 
 func main() {
+	flag.Usage = func() {
+		fmt.Fprint(flag.CommandLine.Output(), `Usage: go run ./kernelsetup [flags]
+
+Makes this machine ready to run the chapter's notebooks: installs GoNB `+gonbVersion+`, goimports and gopls into
+Go's bin folder, registers the GoNB kernel with Jupyter (with Go's bin folder on the kernel's PATH), checks that
+Jupyter, nbconvert and nbclient are there (-install-jupyter installs them with apt-get), and installs XLA's PJRT
+CPU plugin, which runs the models about ten times faster than the pure-Go backend (on Linux x86-64 from a pinned
+PyPI wheel, else with GoMLX's installer; where neither works, the models run on the pure-Go backend). Running it
+again only checks and repairs.
+
+Flags:
+`)
+		flag.PrintDefaults()
+	}
 	installJupyter := flag.Bool("install-jupyter", false,
 		"install Jupyter with apt-get when it is missing (packages: "+aptPackages+")")
 	dryRun := flag.Bool("n", false, "print the planned steps and exit")
@@ -47,8 +63,7 @@ func run(installJupyter, dryRun, xla bool) error {
 	if err != nil {
 		return err
 	}
-	// The tools run by `gonb --install` and by the kernel must be found on PATH.
-	userPath := os.Getenv("PATH")
+	// The tools run by `gonb --install` must be found on PATH (the kernel gets it from kernel.json's env).
 	os.Setenv("PATH", gobin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	cacheDir, err := os.UserCacheDir()
 	if err != nil {
@@ -58,9 +73,7 @@ func run(installJupyter, dryRun, xla bool) error {
 	gonbPath := filepath.Join(gobin, "gonb")
 	pjrtDir := ""
 	if xla {
-		if pjrtDir = gomlxmodel.PJRTDir(); pjrtDir == "" {
-			return fmt.Errorf("no folder for the PJRT CPU plugin: set %s (or run with -no-xla)", gomlxmodel.PJRTDirEnv)
-		}
+		pjrtDir = gomlxmodel.PJRTDir() // "" (no home folder): pjrtHint says so at the end
 	}
 
 	s := probe(gobin, logFile, pjrtDir)
@@ -87,6 +100,14 @@ func run(installJupyter, dryRun, xla bool) error {
 				"`go run ./kernelsetup`", aptPackages)
 		}
 		start := time.Now()
+		if st.Kind == installPlugin { // optional: a failure is one line, and setup goes on
+			if src, err := tryPluginSources(st.Path, st.Sources, installFrom); err != nil {
+				fmt.Printf("%-32s failed, models run on the pure-Go backend: %s\n", st.Name, err)
+			} else {
+				fmt.Printf("%-32s done (%.1fs, %s)\n", st.Name, time.Since(start).Seconds(), src)
+			}
+			continue
+		}
 		if err := execute(st, logFile); err != nil {
 			return fmt.Errorf("%s: %w", st.Name, err)
 		}
@@ -99,7 +120,7 @@ func run(installJupyter, dryRun, xla bool) error {
 		return fmt.Errorf("after installing, %s has gonb %q, goimports %q, gopls %q (is GOBIN writable?)",
 			gobin, s.GonbVersion, s.GoimportsVersion, s.GoplsVersion)
 	}
-	if !slices.Equal(s.KernelArgv, wantKernelArgv(gonbPath, logFile)) {
+	if !slices.Equal(s.KernelArgv, wantKernelArgv(gonbPath, logFile)) || s.KernelPath != wantKernelPath(gobin) {
 		return fmt.Errorf("kernel spec in %s is not the one written", kernelDir())
 	}
 	report(true, "kernel gonb in "+kernelDir())
@@ -112,14 +133,11 @@ func run(installJupyter, dryRun, xla bool) error {
 	}
 	report(true, fmt.Sprintf("jupyter %s (python %s with %s)", s.Jupyter, s.JupyterPython,
 		strings.Join(pythonModules, ", ")))
-	if !onPath(gobin, userPath) {
-		fmt.Printf("note: add %s to PATH so Jupyter finds gonb and goimports: export PATH=\"%s:$PATH\"\n", gobin, gobin)
-	}
-	if pjrtDir == "" { // -no-xla: say whether a plugin is there all the same
+	if !xla { // -no-xla: say whether a plugin is there all the same
 		pjrtDir = gomlxmodel.PJRTDir()
 		s.PJRT = pjrtDir != "" && pjrtInstalled(pjrtDir)
 	}
-	fmt.Println(pjrtHint(pjrtDir, s.PJRT))
+	fmt.Println(pjrtHint(s, pjrtDir, xla))
 	fmt.Printf("ready; GoNB logs go to %s\n", logFile)
 	return nil
 }
@@ -129,15 +147,6 @@ func report(ok bool, what string) {
 	if ok {
 		fmt.Printf("%-32s ok\n", what)
 	}
-}
-
-func onPath(dir, path string) bool {
-	for _, d := range filepath.SplitList(path) {
-		if filepath.Clean(d) == filepath.Clean(dir) {
-			return true
-		}
-	}
-	return false
 }
 
 func describe(st step) string {
@@ -151,12 +160,23 @@ func describe(st step) string {
 	}
 	switch st.Kind {
 	case writeKernel:
-		s += ", then set kernel.json argv to log to a file"
+		s += ", then set kernel.json's argv (log to a file) and env PATH (Go's bin folder first)"
+	case patchKernel:
+		s = "set kernel.json's argv (log to a file) and env PATH (Go's bin folder first)"
 	case makeDir:
 		s = "create " + st.Path
 	case installPlugin:
-		s = fmt.Sprintf("python3 -m pip download %s==%s from PyPI, check its sha256, extract %s into %s",
-			pjrtPackage, pjrtVersion, gomlxmodel.PJRTPluginName, st.Path)
+		var from []string
+		for _, src := range st.Sources {
+			if src == fromWheel {
+				from = append(from, fmt.Sprintf("python3 -m pip download %s==%s from PyPI, check its sha256",
+					pjrtPackage, pjrtVersion))
+			} else {
+				from = append(from, "run "+src.String())
+			}
+		}
+		s = fmt.Sprintf("%s, for %s in %s (optional: on failure the models run on the pure-Go backend)",
+			strings.Join(from, ", else "), gomlxmodel.PJRTPluginName, st.Path)
 	}
 	return s
 }
@@ -166,8 +186,11 @@ func execute(st step, logFile string) error {
 	switch st.Kind {
 	case makeDir:
 		return os.MkdirAll(st.Path, 0o755)
+	case patchKernel:
+		return patchKernelSpec(wantKernelArgv(st.Path, logFile), wantKernelPath(filepath.Dir(st.Path)))
 	case installPlugin:
-		return installPJRT(st.Path)
+		_, err := tryPluginSources(st.Path, st.Sources, installFrom)
+		return err
 	}
 	dir := ""
 	if st.Kind == runInTmpMod {
@@ -189,23 +212,56 @@ func execute(st step, logFile string) error {
 		}
 	}
 	if st.Kind == writeKernel {
-		return setKernelArgv(wantKernelArgv(st.Cmds[0][0], logFile))
+		gonb := st.Cmds[0][0]
+		return patchKernelSpec(wantKernelArgv(gonb, logFile), wantKernelPath(filepath.Dir(gonb)))
 	}
 	return nil
 }
 
-// setKernelArgv rewrites the argv of the registered kernel (GoNB's --install only forwards a few flags).
-func setKernelArgv(argv []string) error {
-	spec, err := readKernelSpec()
+// patchKernelSpec sets the argv of the registered kernel (GoNB's --install only forwards a few flags) and the PATH
+// of its env, keeping the rest of kernel.json, and replaces the file atomically (a kernel may be starting).
+func patchKernelSpec(argv []string, path string) error {
+	file := filepath.Join(kernelDir(), "kernel.json")
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return fmt.Errorf("read kernel.json written by gonb: %w", err)
 	}
-	spec["argv"] = argv
-	data, err := json.MarshalIndent(spec, "", "  ")
+	if data, err = patchedKernelSpec(data, argv, path); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".kernel.json-*")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(kernelDir(), "kernel.json"), append(data, '\n'), 0o644)
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), file)
+}
+
+// patchedKernelSpec returns kernel.json data with argv and env.PATH set, the other fields as they were.
+func patchedKernelSpec(data []byte, argv []string, path string) ([]byte, error) {
+	var spec kernelSpec
+	if err := json.Unmarshal(data, &spec); err != nil {
+		return nil, err
+	}
+	spec["argv"] = argv
+	env, _ := spec["env"].(map[string]any)
+	if env == nil {
+		env = map[string]any{}
+	}
+	env["PATH"] = path
+	spec["env"] = env
+	out, err := json.MarshalIndent(spec, "", "  ")
+	return append(out, '\n'), err
 }
 
 // tail returns the last n non-empty lines of out, each on its own indented line, for error messages.

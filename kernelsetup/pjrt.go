@@ -10,33 +10,117 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/agentrl-go/agentrl/gomlxmodel"
+	"github.com/gomlx/go-xla/pkg/installer"
 )
 
-// GoMLX's XLA backend needs a PJRT CPU plugin, which it normally downloads from GitHub; these machines reach
-// only package registries. The Python package below ships a plugin (XLA, Apache-2.0) that go-xla v0.1.4 loads
-// (PJRT C API 0.115; go-xla checks no version): we download its wheel with pip, check its hash, and extract
-// the one shared library into gomlxmodel.PJRTDir, where gomlxmodel.Backend finds it.
+// GoMLX's XLA backend needs a PJRT CPU plugin, which GoMLX downloads from GitHub (github.com/gomlx/pjrt-cpu-binaries)
+// with go-xla's installer; some machines reach only package registries. For Linux x86-64, the Python package below
+// ships a plugin (XLA, Apache-2.0) that go-xla v0.1.4 loads (PJRT C API 0.115; go-xla checks no version): we
+// download its wheel with pip, check its hash, and extract the one shared library into gomlxmodel.PJRTDir, where
+// gomlxmodel.Backend finds it. The committed notebooks were computed with it. Where the wheel does not exist or
+// cannot be fetched, go-xla's own installer is tried (it publishes no checksums); where that fails too, the models
+// run on the pure-Go backend. The plugin is optional: its step never fails the setup.
 const (
 	pjrtPackage     = "lammps-jax-pjrt-cpu"
 	pjrtVersion     = "0.11.2"
 	pjrtWheelSHA256 = "1319390d948b39f69f7dade496b7c385149d9ca6097a6b62114da113216d9ad1"
-	pjrtLibSHA256   = "ad1309ac822b1b24d51b7f9947c7c9fa9ef5d67f390584cbc3d1fa2428fed9c2"
+	pjrtLibSHA256   = gomlxmodel.PinnedPJRTSHA256
 )
 
-// pjrtInstalled reports whether dir holds the expected plugin.
+// pluginSource is a way to get the PJRT CPU plugin.
+type pluginSource int
+
+const (
+	fromWheel pluginSource = iota // the PyPI wheel pjrtPackage==pjrtVersion (Linux x86-64 only)
+	fromGoXLA                     // go-xla's installer, from GitHub releases (what GoMLX does when online)
+)
+
+func (p pluginSource) String() string {
+	if p == fromWheel {
+		return "PyPI wheel " + pjrtPackage + "==" + pjrtVersion
+	}
+	return "go-xla's installer (github.com/" + installer.BinaryCPUReleasesRepo + ")"
+}
+
+// pluginSources returns the sources that serve platform (GOOS/GOARCH), in the order to try them.
+func pluginSources(platform string) []pluginSource {
+	var sources []pluginSource
+	if platform == "linux/amd64" {
+		sources = append(sources, fromWheel)
+	}
+	if slices.Contains(installer.CPUSupportedPlatforms, strings.ReplaceAll(platform, "/", "_")) {
+		sources = append(sources, fromGoXLA)
+	}
+	return sources
+}
+
+// installFrom fetches the plugin into dir from one source.
+func installFrom(src pluginSource, dir string) error {
+	if src == fromWheel {
+		return installPJRT(dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	// CPUAutoInstall installs go-xla's default plugin version for this platform unless it is there, and links
+	// gomlxmodel.PJRTPluginName to it.
+	if err := installer.CPUAutoInstall(dir, true, installer.Normal); err != nil {
+		return err
+	}
+	if !goxlaInstalled(dir) {
+		return fmt.Errorf("go-xla's installer left no %s in %s", gomlxmodel.PJRTPluginName, dir)
+	}
+	return nil
+}
+
+// tryPluginSources tries the sources in order with install and returns the one that worked, or an error of one line
+// that names what each one said.
+func tryPluginSources(dir string, sources []pluginSource, install func(pluginSource, string) error) (pluginSource, error) {
+	var msgs []string
+	for _, src := range sources {
+		err := install(src, dir)
+		if err == nil {
+			return src, nil
+		}
+		first, _, _ := strings.Cut(err.Error(), "\n")
+		msgs = append(msgs, fmt.Sprintf("%s: %s", src, strings.TrimSuffix(first, ":")))
+	}
+	if len(msgs) == 0 {
+		return 0, errors.New("no source serves this platform")
+	}
+	return 0, errors.New(strings.Join(msgs, "; "))
+}
+
+// pjrtInstalled reports whether dir holds a plugin: the pinned wheel's library, or the one go-xla's installer put
+// there.
 func pjrtInstalled(dir string) bool {
 	sum, err := fileSHA256(filepath.Join(dir, gomlxmodel.PJRTPluginName))
-	return err == nil && sum == pjrtLibSHA256
+	return err == nil && sum == pjrtLibSHA256 || goxlaInstalled(dir)
+}
+
+// goxlaInstalled reports whether gomlxmodel.PJRTPluginName in dir is go-xla's installer's link to a versioned
+// plugin (pjrt_c_api_cpu_<version>_plugin.so) that is there.
+func goxlaInstalled(dir string) bool {
+	target, err := os.Readlink(filepath.Join(dir, gomlxmodel.PJRTPluginName))
+	if err != nil || filepath.Base(target) != target {
+		return false
+	}
+	if ok, _ := filepath.Match("pjrt_c_api_cpu_*_plugin.so", target); !ok {
+		return false
+	}
+	st, err := os.Stat(filepath.Join(dir, target))
+	return err == nil && st.Mode().IsRegular()
 }
 
 // installPJRT downloads the plugin's wheel with pip and extracts the checked plugin into dir.
 func installPJRT(dir string) error {
 	pip := findPip()
 	if pip == nil {
-		return errors.New("no pip found (python3 -m pip): install it (Debian: apt-get install -y python3-pip), " +
-			"or run with -no-xla to use the pure-Go backend only")
+		return errors.New("no pip found (python3 -m pip; Debian: apt-get install -y python3-pip)")
 	}
 	tmp, err := os.MkdirTemp("", "agentrl-pjrt-")
 	if err != nil {
@@ -120,10 +204,22 @@ func fileSHA256(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// pjrtHint is the line printed about the backend after setup.
-func pjrtHint(dir string, installed bool) string {
-	if installed {
+// pjrtHint is the line printed about the backend after setup. asked says whether the plugin was wanted (no
+// -no-xla).
+func pjrtHint(s state, dir string, asked bool) string {
+	switch {
+	case s.PJRT:
 		return "XLA backend: PJRT CPU plugin in " + dir + " (GOMLX_BACKEND=go selects the pure-Go backend)"
+	case !asked:
+		return "XLA backend: not installed; models run on the pure-Go backend (rerun without -no-xla to install it)"
+	case !s.XLA:
+		return "XLA backend: GoMLX does not build it on " + s.Platform + "; models run on the pure-Go backend"
+	case len(pluginSources(s.Platform)) == 0:
+		return "XLA backend: no PJRT CPU plugin is published for " + s.Platform +
+			"; models run on the pure-Go backend"
+	case dir == "":
+		return "XLA backend: no folder for the PJRT CPU plugin (set " + gomlxmodel.PJRTDirEnv +
+			"); models run on the pure-Go backend"
 	}
-	return "XLA backend: not installed; models run on the pure-Go backend (rerun without -no-xla to install it)"
+	return "XLA backend: PJRT CPU plugin not installed; models run on the pure-Go backend (rerun to retry)"
 }

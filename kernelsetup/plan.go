@@ -38,8 +38,11 @@ type state struct {
 	MissingModules   []string // of pythonModules, those the jupyter python cannot import
 	HaveApt          bool     // apt-get is available
 	Root             bool     // running as root
+	KernelPath       string   // PATH in the env of the registered gonb kernel.json; "" if none
 	LogDir           bool     // the folder of GoNB's log file exists (the kernel exits at start without it)
-	PJRT             bool     // the PJRT CPU plugin is installed
+	PJRT             bool     // a PJRT CPU plugin is installed (pjrtInstalled)
+	Platform         string   // GOOS/GOARCH of this machine
+	XLA              bool     // GoMLX's XLA backend is compiled in on this platform (gomlxmodel.XLACompiledIn)
 }
 
 // jupyterOK reports whether Jupyter is complete enough for the harness.
@@ -53,9 +56,10 @@ type stepKind int
 const (
 	runCmds       stepKind = iota // run Cmds in order in the current directory
 	runInTmpMod                   // run Cmds in order inside a fresh temporary directory
-	writeKernel                   // run Cmds, then rewrite kernel.json's argv to the wanted one
+	writeKernel                   // run Cmds (gonb --install), then set kernel.json's argv and PATH (patchKernel)
+	patchKernel                   // set the argv and the env's PATH of the registered kernel.json
 	makeDir                       // create the folder Path
-	installPlugin                 // install the PJRT CPU plugin into the folder Path (pjrt.go)
+	installPlugin                 // install the PJRT CPU plugin into the folder Path from the first of Sources that works
 )
 
 // step is one planned action: a one-line description and the commands that carry it out.
@@ -64,7 +68,10 @@ type step struct {
 	Kind stepKind
 	Cmds [][]string
 	Env  []string // extra environment, KEY=VALUE
-	Path string   // the folder of makeDir and installPlugin
+	Path string   // the folder of makeDir and installPlugin; the gonb binary of patchKernel
+	// Sources are where installPlugin gets the plugin, tried in order (pjrt.go). Its failure never fails the
+	// setup: the models then run on the pure-Go backend.
+	Sources []pluginSource
 }
 
 // wantKernelArgv is the argv the registered kernel must have: raw text errors (so compile errors carry the
@@ -74,10 +81,20 @@ func wantKernelArgv(gonbPath, logFile string) []string {
 		"--log_file=" + logFile}
 }
 
+// wantKernelPath is the PATH the registered kernel must run with: Go's bin folder, where gonb, goimports and
+// gopls are, before the PATH of the Jupyter that starts it (jupyter_client substitutes ${PATH} in a kernelspec's
+// env). Without it, a Jupyter started without that folder on its PATH runs the kernel, which then reports
+// "goimports is not installed".
+func wantKernelPath(gobin string) string {
+	return gobin + string(filepath.ListSeparator) + "${PATH}"
+}
+
 // plan returns the steps that bring the machine from s to the wanted setup, skipping what is already present.
 // pjrtDir is where the PJRT CPU plugin goes ("": no plugin, -no-xla); installJupyter asks for Jupyter to be
 // installed with apt-get when it is missing. Steps that need no Jupyter come first, so that a machine without it
-// still gets them.
+// still gets them; the optional PJRT plugin comes last, so that nothing else depends on it (its failure is
+// reported, not fatal). The plugin is planned only where GoMLX compiles its XLA backend in (s.XLA) and a source
+// serves this platform (pluginSources).
 func plan(s state, gonbPath, logFile, pjrtDir string, installJupyter bool) []step {
 	var steps []step
 	if s.GonbVersion != gonbVersion {
@@ -102,15 +119,16 @@ func plan(s state, gonbPath, logFile, pjrtDir string, installJupyter bool) []ste
 		steps = append(steps, step{Name: "install gopls " + goplsVersion, Kind: runCmds, Env: []string{"GOWORK=off"},
 			Cmds: [][]string{{"go", "install", goplsModule + "@" + goplsVersion}}})
 	}
-	if len(steps) > 0 || !slices.Equal(s.KernelArgv, wantKernelArgv(gonbPath, logFile)) {
+	switch {
+	case len(steps) > 0 || s.KernelArgv == nil:
 		steps = append(steps, step{Name: "register the gonb kernel", Kind: writeKernel,
 			Cmds: [][]string{{gonbPath, "--install", "--raw_error"}}})
+	case !slices.Equal(s.KernelArgv, wantKernelArgv(gonbPath, logFile)) ||
+		s.KernelPath != wantKernelPath(filepath.Dir(gonbPath)):
+		steps = append(steps, step{Name: "set the gonb kernel's argv and PATH", Kind: patchKernel, Path: gonbPath})
 	}
 	if !s.LogDir {
 		steps = append(steps, step{Name: "create GoNB's log folder", Kind: makeDir, Path: filepath.Dir(logFile)})
-	}
-	if pjrtDir != "" && !s.PJRT {
-		steps = append(steps, step{Name: "install the PJRT CPU plugin", Kind: installPlugin, Path: pjrtDir})
 	}
 	if !s.jupyterOK() && installJupyter && s.HaveApt { // without apt-get, jupyterHelp tells what to do
 		steps = append(steps, step{
@@ -123,6 +141,10 @@ func plan(s state, gonbPath, logFile, pjrtDir string, installJupyter bool) []ste
 					strings.Fields(aptPackages)...),
 			},
 		})
+	}
+	if sources := pluginSources(s.Platform); pjrtDir != "" && !s.PJRT && s.XLA && len(sources) > 0 {
+		steps = append(steps, step{Name: "install the PJRT CPU plugin", Kind: installPlugin, Path: pjrtDir,
+			Sources: sources})
 	}
 	return steps
 }

@@ -1,9 +1,15 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
 const gonbVersionM = `/root/go/bin/gonb: go1.26.8
@@ -46,13 +52,16 @@ func names(steps []step) []string {
 func TestPlan(t *testing.T) {
 	const gonb, logFile, pjrt = "/go/bin/gonb", "/cache/gonb/gonb.log", "/data/agentrl/pjrt"
 	ready := state{GonbVersion: gonbVersion, GoimportsVersion: toolsVersion, GoplsVersion: goplsVersion,
-		KernelArgv: wantKernelArgv(gonb, logFile), Jupyter: "/usr/bin/jupyter", JupyterPython: "/usr/bin/python3",
-		Kernelspec: true, HaveApt: true, Root: true, LogDir: true, PJRT: true}
-	fresh := state{HaveApt: true, Root: true}
+		KernelArgv: wantKernelArgv(gonb, logFile), KernelPath: "/go/bin:${PATH}", Jupyter: "/usr/bin/jupyter",
+		JupyterPython: "/usr/bin/python3", Kernelspec: true, HaveApt: true, Root: true, LogDir: true, PJRT: true,
+		Platform: "linux/amd64", XLA: true}
+	fresh := state{HaveApt: true, Root: true, Platform: "linux/amd64", XLA: true}
 	with := func(s state, f func(*state)) state { f(&s); return s }
 	all := []string{"install gonb v0.11.1", "install goimports v0.47.0", "install gopls v0.23.0",
-		"register the gonb kernel", "create GoNB's log folder", "install the PJRT CPU plugin",
-		"install Jupyter with apt-get"}
+		"register the gonb kernel", "create GoNB's log folder", "install Jupyter with apt-get",
+		"install the PJRT CPU plugin"}
+	noPlugin := all[:6]
+	noJupyter := append(all[:5:5], all[6])
 
 	for _, tc := range []struct {
 		name           string
@@ -63,14 +72,30 @@ func TestPlan(t *testing.T) {
 	}{
 		{"ready", ready, pjrt, true, nil},
 		{"fresh", fresh, pjrt, true, all},
-		{"fresh without -install-jupyter", fresh, pjrt, false, all[:6]},
-		{"fresh without apt-get", with(fresh, func(s *state) { s.HaveApt = false }), pjrt, true, all[:6]},
-		{"fresh with -no-xla", fresh, "", true, append(all[:5:5], all[6])},
+		{"fresh without -install-jupyter", fresh, pjrt, false, noJupyter},
+		{"fresh without apt-get", with(fresh, func(s *state) { s.HaveApt = false }), pjrt, true, noJupyter},
+		{"fresh with -no-xla", fresh, "", true, noPlugin},
+		// The plugin is planned last wherever a source serves the platform: go-xla's installer on darwin/arm64,
+		// nothing on darwin/amd64, and nothing where GoMLX does not compile its XLA backend (linux/arm64 in
+		// GoMLX v0.26); Jupyter's steps are the same on all.
+		{"fresh darwin/arm64", with(fresh, func(s *state) { s.Platform = "darwin/arm64"; s.HaveApt = false }),
+			pjrt, true, noJupyter},
+		{"fresh darwin/amd64", with(fresh, func(s *state) { s.Platform = "darwin/amd64"; s.HaveApt = false }),
+			pjrt, true, all[:5]},
+		{"fresh linux/arm64", with(fresh, func(s *state) { s.Platform = "linux/arm64"; s.XLA = false }),
+			pjrt, true, noPlugin},
+		{"fresh linux/arm64 with XLA compiled in", with(fresh, func(s *state) { s.Platform = "linux/arm64" }),
+			pjrt, true, all},
 		{"old gonb", with(ready, func(s *state) { s.GonbVersion = "v0.10.6" }), pjrt, false,
 			[]string{"install gonb v0.11.1", "register the gonb kernel"}},
 		{"kernel with other flags", with(ready, func(s *state) {
 			s.KernelArgv = []string{gonb, "--kernel", "{connection_file}", "--logtostderr"}
-		}), pjrt, false, []string{"register the gonb kernel"}},
+		}), pjrt, false, []string{"set the gonb kernel's argv and PATH"}},
+		// A kernel.json written before the kernel carried Go's bin folder on its PATH.
+		{"kernel without PATH", with(ready, func(s *state) { s.KernelPath = "" }), pjrt, false,
+			[]string{"set the gonb kernel's argv and PATH"}},
+		{"no kernel.json", with(ready, func(s *state) { s.KernelArgv, s.KernelPath = nil, "" }), pjrt, false,
+			[]string{"register the gonb kernel"}},
 		// The kernel exits at start when its log folder is gone; the argv is right, so nothing else is redone.
 		{"log folder removed", with(ready, func(s *state) { s.LogDir = false }), pjrt, false,
 			[]string{"create GoNB's log folder"}},
@@ -92,11 +117,125 @@ func TestPlan(t *testing.T) {
 	if st := steps[4]; st.Kind != makeDir || st.Path != "/cache/gonb" {
 		t.Errorf("log folder step = %+v", st)
 	}
-	if st := steps[5]; st.Kind != installPlugin || st.Path != pjrt || !strings.Contains(describe(st), "pip download") {
+	if apt := steps[5]; !slices.Contains(apt.Env, "DEBIAN_FRONTEND=noninteractive") || !slices.Contains(apt.Cmds[1], aptLockTimeout) {
+		t.Errorf("apt step = %+v", apt)
+	}
+	if st := steps[6]; st.Kind != installPlugin || st.Path != pjrt || !slices.Equal(st.Sources, []pluginSource{fromWheel, fromGoXLA}) ||
+		!strings.Contains(describe(st), "pip download") || !strings.Contains(describe(st), "go-xla's installer") {
 		t.Errorf("PJRT step = %+v (%s)", st, describe(st))
 	}
-	if apt := steps[6]; !slices.Contains(apt.Env, "DEBIAN_FRONTEND=noninteractive") || !slices.Contains(apt.Cmds[1], aptLockTimeout) {
-		t.Errorf("apt step = %+v", apt)
+	darwin := plan(with(fresh, func(s *state) { s.Platform = "darwin/arm64" }), gonb, logFile, pjrt, false)
+	if st := darwin[len(darwin)-1]; !slices.Equal(st.Sources, []pluginSource{fromGoXLA}) || strings.Contains(describe(st), "pip") {
+		t.Errorf("darwin/arm64 PJRT step = %+v (%s)", st, describe(st))
+	}
+	if st := plan(with(ready, func(s *state) { s.KernelPath = "" }), gonb, logFile, pjrt, false)[0]; st.Kind != patchKernel || st.Path != gonb {
+		t.Errorf("kernel patch step = %+v", st)
+	}
+}
+
+// TestPluginSources runs the plugin step's fallbacks with stand-in installers: the wheel where it exists, else or
+// when it fails go-xla's installer, and when both fail one line and no plugin (setup goes on).
+func TestPluginSources(t *testing.T) {
+	errWheel := errors.New("pip download lammps-jax-pjrt-cpu==0.11.2: exit status 1:\n    ERROR: No matching distribution")
+	errGitHub := errors.New("failed to download https://api.github.com/...: dial tcp: no route to host")
+	for _, tc := range []struct {
+		name     string
+		platform string
+		fail     map[pluginSource]error
+		tried    []pluginSource
+		want     pluginSource
+		wantErr  []string // substrings of the error; nil: success
+	}{
+		{"linux/amd64, wheel reachable", "linux/amd64", nil, []pluginSource{fromWheel}, fromWheel, nil},
+		{"linux/amd64, wheel unreachable", "linux/amd64", map[pluginSource]error{fromWheel: errWheel},
+			[]pluginSource{fromWheel, fromGoXLA}, fromGoXLA, nil},
+		{"linux/amd64, nothing reachable", "linux/amd64", map[pluginSource]error{fromWheel: errWheel, fromGoXLA: errGitHub},
+			[]pluginSource{fromWheel, fromGoXLA}, 0, []string{"PyPI wheel", "exit status 1", "go-xla's installer", "no route"}},
+		{"darwin/arm64", "darwin/arm64", nil, []pluginSource{fromGoXLA}, fromGoXLA, nil},
+		{"darwin/arm64, GitHub unreachable", "darwin/arm64", map[pluginSource]error{fromGoXLA: errGitHub},
+			[]pluginSource{fromGoXLA}, 0, []string{"go-xla's installer", "no route"}},
+		{"linux/arm64", "linux/arm64", nil, []pluginSource{fromGoXLA}, fromGoXLA, nil},
+		{"darwin/amd64", "darwin/amd64", nil, nil, 0, []string{"no source"}},
+	} {
+		var tried []pluginSource
+		got, err := tryPluginSources("/x", pluginSources(tc.platform), func(src pluginSource, dir string) error {
+			tried = append(tried, src)
+			return tc.fail[src]
+		})
+		if !slices.Equal(tried, tc.tried) {
+			t.Errorf("%s: tried %v, want %v", tc.name, tried, tc.tried)
+		}
+		switch {
+		case tc.wantErr == nil && (err != nil || got != tc.want):
+			t.Errorf("%s: got %v, %v; want %v", tc.name, got, err, tc.want)
+		case tc.wantErr != nil && err == nil:
+			t.Errorf("%s: no error", tc.name)
+		case err != nil:
+			for _, w := range tc.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%s: error %q lacks %q", tc.name, err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("%s: error is not one line: %q", tc.name, err)
+			}
+		}
+	}
+}
+
+// TestPJRTInstalled: the pinned library, or go-xla's installer's link to a versioned plugin, counts as installed.
+func TestPJRTInstalled(t *testing.T) {
+	dir := t.TempDir()
+	if pjrtInstalled(dir) {
+		t.Error("empty folder: installed")
+	}
+	lib := filepath.Join(dir, gomlxmodel.PJRTPluginName)
+	os.WriteFile(lib, []byte("not the pinned plugin"), 0o644)
+	if pjrtInstalled(dir) {
+		t.Error("unpinned regular file: installed")
+	}
+	os.Remove(lib)
+	os.Symlink("pjrt_c_api_cpu_v0.83.3_plugin.so", lib)
+	if pjrtInstalled(dir) {
+		t.Error("dangling link: installed")
+	}
+	os.WriteFile(filepath.Join(dir, "pjrt_c_api_cpu_v0.83.3_plugin.so"), []byte("x"), 0o644)
+	if !pjrtInstalled(dir) {
+		t.Error("go-xla's link: not installed")
+	}
+}
+
+// TestPatchedKernelSpec: the kernel gets Go's bin folder first on its PATH, ${PATH} is left for jupyter_client to
+// substitute, the rest of kernel.json stays, and patching again changes nothing.
+func TestPatchedKernelSpec(t *testing.T) {
+	// What `gonb --install --raw_error` v0.11.1 writes (json.Encoder, no indent).
+	written := `{"argv":["/go/bin/gonb","--kernel","{connection_file}","--raw_error"],"display_name":"Go (gonb)",` +
+		`"language":"go","interrupt_mode":"message","env":{}}` + "\n"
+	argv := wantKernelArgv("/go/bin/gonb", "/cache/gonb/gonb.log")
+	path := wantKernelPath("/go/bin")
+	if path != "/go/bin:${PATH}" {
+		t.Errorf("wantKernelPath = %q", path)
+	}
+	once, err := patchedKernelSpec([]byte(written), argv, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice, err := patchedKernelSpec(once, argv, path)
+	if err != nil || string(twice) != string(once) {
+		t.Errorf("patching twice changed the spec (%v):\n%s\n%s", err, once, twice)
+	}
+	var spec kernelSpec
+	if err := json.Unmarshal(once, &spec); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(spec.argv(), argv) || spec["env"].(map[string]any)["PATH"] != path ||
+		spec["display_name"] != "Go (gonb)" || spec["interrupt_mode"] != "message" {
+		t.Errorf("patched spec = %s", once)
+	}
+	// Other env entries a user added stay.
+	other, _ := patchedKernelSpec([]byte(`{"argv":[],"env":{"GOFLAGS":"-mod=mod","PATH":"/old"}}`), argv, path)
+	if !strings.Contains(string(other), `"GOFLAGS": "-mod=mod"`) || strings.Contains(string(other), "/old") {
+		t.Errorf("patched spec = %s", other)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 
+	"github.com/agentrl-go/agentrl/gomlxmodel"
 	"github.com/agentrl-go/agentrl/internal/setup"
 )
 
@@ -70,12 +71,19 @@ func probe(gobin, logFile, pjrtDir string) state {
 		GoplsVersion:     binVersion(filepath.Join(gobin, "gopls"), goplsModule),
 		Root:             os.Geteuid() == 0,
 		PJRT:             pjrtDir != "" && pjrtInstalled(pjrtDir),
+		Platform:         runtime.GOOS + "/" + runtime.GOARCH,
+		XLA:              gomlxmodel.XLACompiledIn(),
 	}
 	if st, err := os.Stat(filepath.Dir(logFile)); err == nil && st.IsDir() {
 		s.LogDir = true
 	}
 	if spec, err := readKernelSpec(); err == nil {
 		s.KernelArgv = spec.argv()
+		if s.KernelArgv == nil {
+			s.KernelArgv = []string{} // a kernel.json without argv is there: patch it rather than reinstall
+		}
+		env, _ := spec["env"].(map[string]any)
+		s.KernelPath, _ = env["PATH"].(string)
 	}
 	_, err := exec.LookPath("apt-get")
 	s.HaveApt = err == nil
