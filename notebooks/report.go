@@ -44,6 +44,11 @@ type Check struct {
 	OK    bool
 	NA    bool   // a line it refers to is missing
 	Needs string // the missing line
+	// Incomparable names a line of another section that the check reads and that was computed under other numerics
+	// than the line itself (some notebooks executed here, some committed from another realization): lines of two
+	// realizations are not comparable, so the check is reported as such, never as a failure. "" when every line it
+	// reads comes from one realization.
+	Incomparable string
 	Known string // why this failing check is a documented known deviation (KnownDeviations), or ""
 	// Beyond is the bound of a KnownDeviations entry that this failing check exceeds: the documented deviation
 	// does not cover it, and it fails.
@@ -60,13 +65,13 @@ type Check struct {
 
 // Gating reports whether a failure of this check fails the test.
 func (c Check) Gating() bool {
-	return (c.Class == "1" || c.Class == "3" && !c.Resampled) && !c.Soft && c.Known == ""
+	return (c.Class == "1" || c.Class == "3" && !c.Resampled) && !c.Soft && c.Known == "" && c.Incomparable == ""
 }
 
 // missesResampled reports whether the check failed as a class 3 check of another realization: reported, not
 // gating.
 func (c Check) missesResampled() bool {
-	return !c.OK && !c.NA && c.Resampled && !c.Soft && c.Known == ""
+	return !c.OK && !c.NA && c.Incomparable == "" && c.Resampled && !c.Soft && c.Known == ""
 }
 
 // Resampled is the Status of a line whose only failures are class 3 checks of another realization.
@@ -158,7 +163,7 @@ func (r LineResult) status(recentred bool) string {
 	}
 	band, onlyR, known, resampled := false, true, false, false
 	for _, c := range r.Checks {
-		if c.NA {
+		if c.NA || c.Incomparable != "" {
 			continue
 		}
 		resampled = resampled || c.missesResampled()
@@ -207,7 +212,9 @@ type Report struct {
 	// Numerics maps what computed the outputs (Provenance.Numerics, "unrecorded" if a notebook does not say) to
 	// the sections computed under it.
 	Numerics map[string][]string
-	byID     map[string]*LineResult
+	// sectionNumerics is what computed each section's outputs (cmp.Or(Provenance.Numerics, "unrecorded")).
+	sectionNumerics map[string]string
+	byID            map[string]*LineResult
 	// aux holds the values of the auxiliary lines found, by ID; auxMissing the auxiliary lines that a written
 	// notebook did not print.
 	aux        map[string][]float64
@@ -325,11 +332,12 @@ func StdoutLines(nb *Notebook) []string {
 
 // Evaluate builds the report from what each section printed (keyed by section, "12.1").
 func Evaluate(sections map[string]SectionOutput) *Report {
-	rep := &Report{byID: map[string]*LineResult{}, Numerics: map[string][]string{}}
+	rep := &Report{byID: map[string]*LineResult{}, Numerics: map[string][]string{}, sectionNumerics: map[string]string{}}
 	for _, sec := range slices.SortedFunc(maps.Keys(sections), compareSections) {
 		if so := sections[sec]; so.Exists {
 			n := cmp.Or(so.Numerics, "unrecorded")
 			rep.Numerics[n] = append(rep.Numerics[n], sec)
+			rep.sectionNumerics[sec] = n
 		}
 	}
 	for _, bl := range slices.Concat(BookLines(), Claims()) {
@@ -384,7 +392,7 @@ func Evaluate(sections map[string]SectionOutput) *Report {
 			}
 			for j := range c.checks {
 				dev, ok := KnownDeviations[r.ID+": "+c.checks[j].Desc]
-				if !ok || c.checks[j].OK || c.checks[j].NA {
+				if !ok || c.checks[j].OK || c.checks[j].NA || c.checks[j].Incomparable != "" {
 					continue
 				}
 				if dev.Within == nil || dev.Within(&ruleCtx{rep: rep, self: r}) {
@@ -535,8 +543,35 @@ type ruleCtx struct {
 	self    *LineResult
 	checks  []Check
 	missing string   // a line referred to by the check being built that is missing
+	// foreign is a line of another section, computed under other numerics, that the check being built reads
+	// (Check.Incomparable). Like missing, it covers the lines read since the previous check.
+	foreign string
 	shown   []string // for a claim: what it read (its Ours)
 }
+
+// read notes that the check being built reads a line of section sec (id names it in the report).
+func (c *ruleCtx) read(id, sec string) {
+	if sec == c.self.Section || c.foreign != "" {
+		return
+	}
+	if here, there := c.rep.sectionNumerics[c.self.Section], c.rep.sectionNumerics[sec]; here != there && there != "" {
+		c.foreign = fmt.Sprintf("%s of §%s, computed under other numerics (%s) than §%s (%s)", id, sec, there,
+			c.self.Section, here)
+	}
+}
+
+// auxSection returns the section of auxiliary line id.
+func auxSection(id string) string {
+	for _, al := range auxLines {
+		if al.ID == id {
+			return al.Section
+		}
+	}
+	return ""
+}
+
+// auxLines is AuxLines, built once.
+var auxLines = AuxLines()
 
 // show records, for a claim, a line it read: an auxiliary line's text (by ID) or a summary.
 func (c *ruleCtx) show(s string) {
@@ -550,6 +585,7 @@ func (c *ruleCtx) show(s string) {
 // auxAll returns all values of auxiliary line id (every line of a Multi line); when it is missing the next
 // check is marked not applicable.
 func (c *ruleCtx) auxAll(id string) []float64 {
+	c.read("auxiliary line "+id, auxSection(id))
 	vals, ok := c.rep.aux[id]
 	if !ok {
 		c.missing = "auxiliary line " + id
@@ -568,6 +604,7 @@ func (c *ruleCtx) v(i int) float64 {
 // aux returns value i of auxiliary line id; when that line is missing the next check is marked not applicable
 // (and Failures names the line if its notebook is written).
 func (c *ruleCtx) aux(id string, i int) float64 {
+	c.read("auxiliary line "+id, auxSection(id))
 	vals, ok := c.rep.aux[id]
 	if !ok || i >= len(vals) {
 		c.missing = "auxiliary line " + id
@@ -579,6 +616,9 @@ func (c *ruleCtx) aux(id string, i int) float64 {
 // of returns value i of line id; when that line is missing the next check is marked not applicable.
 func (c *ruleCtx) of(id string, i int) float64 {
 	r := c.rep.byID[id]
+	if r != nil {
+		c.read(id, r.Section)
+	}
 	if r == nil || !r.Found || i >= len(r.Values) {
 		c.missing = id
 		return math.NaN()
@@ -587,7 +627,8 @@ func (c *ruleCtx) of(id string, i int) float64 {
 }
 
 func (c *ruleCtx) add(class string, soft bool, desc string, ok bool) {
-	ch := Check{Class: class, Soft: soft, Desc: desc, OK: ok}
+	ch := Check{Class: class, Soft: soft, Desc: desc, OK: ok, Incomparable: c.foreign}
+	c.foreign = ""
 	if c.missing != "" {
 		ch.NA, ch.Needs, ch.OK = true, c.missing, false
 		c.missing = ""
@@ -601,9 +642,9 @@ func (c *ruleCtx) check(class, desc string, ok bool) { c.add(class, false, desc,
 // rule adds clauses built by internal/targets (a rule cmd/seeds decides too, or one band) as checks of the given
 // class; when a line they read is missing, every clause is marked not applicable.
 func (c *ruleCtx) rule(class string, clauses ...targets.Clause) {
-	missing := c.missing
+	missing, foreign := c.missing, c.foreign
 	for _, cl := range clauses {
-		c.missing = missing
+		c.missing, c.foreign = missing, foreign
 		c.add(class, cl.Soft, cl.Desc, cl.OK)
 	}
 }
@@ -1173,7 +1214,7 @@ func Claims() []BookLine {
 			p := func(id string) float64 { return c.of(id, 0) }
 			c.show(fmt.Sprintf("held-out pass, evaluated None / 1 / 0: trained full %.3f / %.3f / %.3f; trained keep_obs=1 %.3f / %.3f / %.3f",
 				c.of("C18", 0), c.of("C19", 0), c.of("C20", 0), c.of("C21", 0), c.of("C22", 0), c.of("C23", 0)))
-			c.missing = ""
+			c.missing, c.foreign = "", ""
 			c.check("3", "the full row passes most under the full context", p("C18") >= max(p("C19"), p("C20")))
 			c.check("3", "the keep_obs=1 row passes most under keep_obs=1", p("C22") >= max(p("C21"), p("C23")))
 			c.check("3", "the keep_obs=1 row drops by ≥ 0.10 under the full context", p("C22")-p("C21") >= 0.10-1e-9)
@@ -1373,6 +1414,8 @@ func writeRow(b *strings.Builder, r LineResult, book string, recentred bool) {
 		switch {
 		case c.NA:
 			mark = "n/a (needs " + c.Needs + ")"
+		case c.Incomparable != "":
+			mark = "not comparable (reads " + c.Incomparable + ")"
 		case !c.OK && c.Known != "":
 			mark = "✗ known deviation (" + c.Known + ")"
 		case c.missesResampled():

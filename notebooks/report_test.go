@@ -437,3 +437,86 @@ func TestMarkResampled(t *testing.T) {
 		t.Errorf("the report does not say C14 fails on another realization")
 	}
 }
+
+// TestRealizations: a check that reads a line of another section compares lines of one realization only. When
+// the sections it reads were computed under other numerics than its own (some notebooks executed here, some
+// committed from another processor), it is reported as not comparable, never as a failure; when all come from one
+// realization, whichever, it is evaluated as usual. Checks that read only their own section are unaffected.
+func TestRealizations(t *testing.T) {
+	// C28's multi-turn pass must equal C12's (class 1, §12.6 reads §12.3); 0.700 breaks it.
+	broken := map[string]string{"C28": "multi-turn only  multi-turn pass 0.700 (reads 1.02) | single-turn pass 0.000 (reads 0.00)"}
+	const sameAsC12 = "multi-turn pass and reads identical to C12"
+	for _, tc := range []struct {
+		name         string
+		numerics     map[string]string // section → numerics; unlisted sections: "xla/cpu=A"
+		replace      map[string]string
+		status       string // C28's
+		incomparable bool   // C28's cross-section check
+	}{
+		{"one realization, holds", nil, nil, "pass", false},
+		{"one realization, fails", nil, broken, "FAIL", false},
+		{"another single realization, fails", map[string]string{"12.1": "x", "12.2": "x", "12.3": "x", "12.4": "x",
+			"12.5": "x", "12.6": "x", "12.7": "x"}, broken, "FAIL", false},
+		{"12.6 here, 12.3 committed elsewhere", map[string]string{"12.6": "xla/cpu=B"}, broken, "pass", true},
+		{"12.3 here, 12.6 committed elsewhere", map[string]string{"12.3": "xla/cpu=B"}, broken, "pass", true},
+		{"12.6 unrecorded", map[string]string{"12.6": ""}, broken, "pass", true},
+		{"other sections differ", map[string]string{"12.1": "xla/cpu=B", "12.7": "go/arch=arm64"}, broken, "FAIL", false},
+	} {
+		sections := bookSections(tc.replace)
+		for sec, so := range sections {
+			so.Numerics = "xla/cpu=A"
+			if n, ok := tc.numerics[sec]; ok {
+				so.Numerics = n
+			}
+			sections[sec] = so
+		}
+		rep := Evaluate(sections)
+		r := rep.byID["C28"]
+		if got := r.Status(); got != tc.status {
+			t.Errorf("%s: C28 status %q, want %q (%+v)", tc.name, got, tc.status, r.Checks)
+		}
+		for _, c := range r.Checks {
+			if c.Desc == sameAsC12 && (c.Incomparable != "") != tc.incomparable {
+				t.Errorf("%s: %q incomparable %q, want %v", tc.name, c.Desc, c.Incomparable, tc.incomparable)
+			}
+			if c.Desc != sameAsC12 && c.Incomparable != "" {
+				t.Errorf("%s: C28's own check %q marked incomparable: %s", tc.name, c.Desc, c.Incomparable)
+			}
+		}
+		if tc.incomparable {
+			if f := rep.Failures(); len(f) > 0 {
+				t.Errorf("%s: failures %q", tc.name, f)
+			}
+			if md := rep.Markdown(nil); !strings.Contains(md, "not comparable (reads C12 of §12.3") {
+				t.Errorf("%s: the report does not say C28's check is not comparable", tc.name)
+			}
+		}
+	}
+
+	// Every check that reads another section is marked when that section alone has other numerics, and none that
+	// reads only its own; with one numerics everywhere nothing is marked.
+	for _, sec := range []string{"12.1", "12.2", "12.3", "12.4", "12.5", "12.6", "12.7"} {
+		sections := bookSections(nil)
+		for s, so := range sections {
+			so.Numerics = "A"
+			if s == sec {
+				so.Numerics = "B"
+			}
+			sections[s] = so
+		}
+		for _, r := range Evaluate(sections).Lines {
+			for _, c := range r.Checks {
+				if c.Incomparable != "" && r.Section != sec && !strings.Contains(c.Incomparable, "§"+sec+",") {
+					t.Errorf("§%s differs: %s %q marked for %s", sec, r.ID, c.Desc, c.Incomparable)
+				}
+			}
+		}
+	}
+	for _, r := range Evaluate(bookSections(nil)).Lines {
+		for _, c := range r.Checks {
+			if c.Incomparable != "" {
+				t.Errorf("one realization: %s %q marked %s", r.ID, c.Desc, c.Incomparable)
+			}
+		}
+	}
+}
