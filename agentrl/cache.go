@@ -28,9 +28,13 @@ const CacheEnv = "AGENTRL_CACHE"
 // under GoNB) computed: the RL base agent, training runs. It builds on GoNB's cache.Storage (one file per key in
 // one directory) and adds what a reproducible chapter needs: content-addressed keys (Key), a checksum verified
 // on every load (a corrupt or partial entry is recomputed, never trusted), and atomic writes.
+//
+// A process reads each entry from disk at most once: Cached keeps the payload of every entry it loaded or stored,
+// and a later Cached of the same key decodes it from memory without a notice.
 type Store struct {
 	dir     string
 	storage *cache.Storage
+	held    sync.Map // key → the payload of an entry this process loaded or stored
 }
 
 // OpenStore opens (creating it if needed) the cache directory dir.
@@ -128,12 +132,9 @@ func Cached[T any](s *Store, key string, codec Codec[T], compute func() (T, erro
 	case compute == nil:
 		return zero, fmt.Errorf("agentrl: Cached(%s): compute is nil", key)
 	}
-	code, err := FuncCode(compute)
+	key, err := codeKey(key, compute)
 	if err != nil {
-		return zero, fmt.Errorf("agentrl: Cached(%s): %w", key, err)
-	}
-	if code != "" {
-		key += "-" + code
+		return zero, err
 	}
 	if v, ok := loadLogged(s, key, codec); ok {
 		return v, nil
@@ -157,6 +158,7 @@ func Cached[T any](s *Store, key string, codec Codec[T], compute func() (T, erro
 	if err := codec.Encode(&payload, v); err != nil {
 		return zero, fmt.Errorf("cache: encode %s: %w", key, err)
 	}
+	s.held.Store(key, payload.Bytes())
 	if err := s.save(key, payload.Bytes()); err != nil {
 		fmt.Fprintf(ProgressOutput, "cache: computed %s in %s but could not store it: %v\n", key,
 			time.Since(start).Round(time.Second), err)
@@ -166,12 +168,37 @@ func Cached[T any](s *Store, key string, codec Codec[T], compute func() (T, erro
 	return codec.Decode(bytes.NewReader(payload.Bytes()))
 }
 
+// codeKey is the key under which Cached stores compute's result: key, followed by the hash of compute's code
+// unless compute is the library's own.
+func codeKey(key string, compute any) (string, error) {
+	code, err := FuncCode(compute)
+	if err != nil {
+		return "", fmt.Errorf("agentrl: Cached(%s): %w", key, err)
+	}
+	if code != "" {
+		key += "-" + code
+	}
+	return key, nil
+}
+
 // loadLogged loads key's entry and logs what it found: "loaded", or why an entry is unusable. It reports whether
 // the value is usable.
 func loadLogged[T any](s *Store, key string, codec Codec[T]) (T, bool) {
-	v, err := load(s, key, codec)
+	if payload, ok := s.held.Load(key); ok {
+		v, err := codec.Decode(bytes.NewReader(payload.([]byte)))
+		if err == nil {
+			return v, true
+		}
+		s.held.Delete(key)
+	}
+	payload, err := loadPayload(s, key)
+	var v T
+	if err == nil {
+		v, err = codec.Decode(bytes.NewReader(payload))
+	}
 	switch {
 	case err == nil:
+		s.held.Store(key, payload)
 		fmt.Fprintf(ProgressOutput, "cache: loaded %s\n", key)
 		return v, true
 	case !errors.Is(err, os.ErrNotExist):
@@ -181,7 +208,10 @@ func loadLogged[T any](s *Store, key string, codec Codec[T]) (T, bool) {
 }
 
 // Reset removes the entry of key, if any.
-func (s *Store) Reset(key string) error { return s.storage.ResetKey(key) }
+func (s *Store) Reset(key string) error {
+	s.held.Delete(key)
+	return s.storage.ResetKey(key)
+}
 
 const envelopeMagic = "agentrl-cache-v1\n"
 
@@ -224,27 +254,36 @@ func (e *envelope) CacheDeserialize(r io.Reader) (any, error) {
 }
 
 func load[T any](s *Store, key string, codec Codec[T]) (T, error) {
-	var zero T
+	payload, err := loadPayload(s, key)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return codec.Decode(bytes.NewReader(payload))
+}
+
+// loadPayload reads key's entry from disk and returns its payload once its length and checksum are verified.
+func loadPayload(s *Store, key string) ([]byte, error) {
 	r, err := s.storage.Reader(key)
 	if err != nil {
-		return zero, err
+		return nil, err
 	}
 	f, ok := r.(*os.File)
 	if !ok || f == nil {
 		// GoNB's Reader hides errors other than a missing file behind a nil *os.File: find the real one.
 		f, err := os.Open(s.path(key))
 		if err != nil {
-			return zero, err
+			return nil, err
 		}
 		f.Close()
-		return zero, fmt.Errorf("cannot open %s", s.path(key))
+		return nil, fmt.Errorf("cannot open %s", s.path(key))
 	}
 	defer f.Close()
 	e, err := (&envelope{}).CacheDeserialize(f)
 	if err != nil {
-		return zero, err
+		return nil, err
 	}
-	return codec.Decode(bytes.NewReader(e.(*envelope).payload))
+	return e.(*envelope).payload, nil
 }
 
 // entrySuffix ends the name of every file of GoNB's cache.Storage.

@@ -54,31 +54,42 @@ func TestCached(t *testing.T) {
 	tests := []struct {
 		name    string
 		prepare func(t *testing.T, s *Store) // before the call under test
+		reopen  bool                         // the call under test is another process's: it opens the store anew
 		compute bool                         // whether the call under test must compute
-		log     string                       // a substring of its log
+		log     string                       // a substring of its log; "": it logs nothing
 		stored  bool                         // whether the entry exists afterwards
 	}{
-		{"empty store", func(*testing.T, *Store) {}, true, "cache: computed k", true},
-		{"stored", func(t *testing.T, s *Store) { cachedInt(t, s) }, false, "cache: loaded k", true},
+		{"empty store", func(*testing.T, *Store) {}, false, true, "cache: computed k", true},
+		{"stored", func(t *testing.T, s *Store) { cachedInt(t, s) }, true, false, "cache: loaded k", true},
+		{"loaded before in this process", func(t *testing.T, s *Store) {
+			cachedInt(t, mustOpen(t, s.Dir()))
+			cachedInt(t, s)
+			if err := os.Remove(s.path(answerKey(t))); err != nil { // the disk is not read again
+				t.Fatal(err)
+			}
+		}, false, false, "", false},
 		{"corrupt entry", func(t *testing.T, s *Store) {
 			cachedInt(t, s)
 			flipLastByte(t, s.path(answerKey(t)))
-		}, true, "unusable (checksum mismatch): recomputing", true},
+		}, true, true, "unusable (checksum mismatch): recomputing", true},
 		{"a directory in the entry's place", func(t *testing.T, s *Store) {
 			if err := os.Mkdir(s.path(answerKey(t)), 0o755); err != nil {
 				t.Fatal(err)
 			}
-		}, true, "is a directory", false},
+		}, false, true, "is a directory", false},
 		{"unwritable store", func(t *testing.T, s *Store) {
 			if err := os.RemoveAll(s.Dir()); err != nil {
 				t.Fatal(err)
 			}
-		}, true, "but could not store it", false},
+		}, false, true, "but could not store it", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := mustStore(t)
 			tt.prepare(t, s)
+			if tt.reopen {
+				s = mustOpen(t, s.Dir())
+			}
 			log := captureProgress(t)
 			computed := false
 			v, err := cachedAnswer(s, &computed)
@@ -88,7 +99,7 @@ func TestCached(t *testing.T) {
 			if computed != tt.compute {
 				t.Errorf("computed %v, want %v", computed, tt.compute)
 			}
-			if !strings.Contains(log.String(), tt.log) {
+			if !strings.Contains(log.String(), tt.log) || tt.log == "" && log.Len() > 0 {
 				t.Errorf("log %q, want it to contain %q", log.String(), tt.log)
 			}
 			if _, err := load(s, answerKey(t), intCodec); (err == nil) != tt.stored {
@@ -105,6 +116,15 @@ func TestLoadReportsOpenErrors(t *testing.T) {
 	if err == nil || errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "file name too long") {
 		t.Fatalf("load with an unopenable key: %v", err)
 	}
+}
+
+func mustOpen(t *testing.T, dir string) *Store {
+	t.Helper()
+	s, err := OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func cachedInt(t *testing.T, s *Store) {

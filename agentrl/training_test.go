@@ -424,7 +424,7 @@ func TestTrainRLDeterministicAndCached(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	get := func() *Run {
+	get := func(store *Store) *Run { // a store opened anew is another process's: it reads the entry from disk
 		r, err := TrainedRun(store, base, tok, train, cfg, 2, "", nil)
 		if err != nil {
 			t.Fatal(err)
@@ -439,15 +439,20 @@ func TestTrainRLDeterministicAndCached(t *testing.T) {
 		return buf.Bytes()
 	}
 	log := captureProgress(t)
-	computed := encode(get())
-	loaded := encode(get())
+	computed := encode(get(store))
+	loaded := encode(get(mustOpen(t, store.Dir())))
 	if !bytes.Equal(computed, loaded) {
 		t.Fatal("loaded run differs from the computed one")
 	}
 	if !strings.Contains(log.String(), "cache: loaded train_rl-") {
 		t.Fatalf("the second call did not load the stored run:\n%s", log.String())
 	}
-	if r := get(); !slices.Equal(r.History, h1) || len(r.Log) != 16 {
+	log.Reset()
+	if again := encode(get(store)); !bytes.Equal(again, computed) || log.Len() > 0 {
+		t.Fatalf("a third call in the same process: same bytes %v, notices %q (want none: held in memory)",
+			bytes.Equal(again, computed), log.String())
+	}
+	if r := get(store); !slices.Equal(r.History, h1) || len(r.Log) != 16 {
 		t.Fatalf("stored run: history %v, %d log entries", r.History, len(r.Log))
 	}
 	// Corrupt the entry: it must be recomputed, identically.
@@ -461,7 +466,7 @@ func TestTrainRLDeterministicAndCached(t *testing.T) {
 		t.Fatal(err)
 	}
 	log.Reset()
-	if again := encode(get()); !bytes.Equal(again, computed) {
+	if again := encode(get(mustOpen(t, store.Dir()))); !bytes.Equal(again, computed) {
 		t.Fatal("recomputed run differs")
 	}
 	if !strings.Contains(log.String(), "unusable") {
