@@ -49,7 +49,7 @@ type Check struct {
 	// realizations are not comparable, so the check is reported as such, never as a failure. "" when every line it
 	// reads comes from one realization.
 	Incomparable string
-	Known string // why this failing check is a documented known deviation (KnownDeviations), or ""
+	Known        string // why this failing check is a documented known deviation (KnownDeviations), or ""
 	// Beyond is the bound of a KnownDeviations entry that this failing check exceeds: the documented deviation
 	// does not cover it, and it fails.
 	Beyond string
@@ -542,7 +542,7 @@ type ruleCtx struct {
 	rep     *Report
 	self    *LineResult
 	checks  []Check
-	missing string   // a line referred to by the check being built that is missing
+	missing string // a line referred to by the check being built that is missing
 	// foreign is a line of another section, computed under other numerics, that the check being built reads
 	// (Check.Incomparable). Like missing, it covers the lines read since the previous check.
 	foreign string
