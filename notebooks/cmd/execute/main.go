@@ -32,7 +32,17 @@ import (
 
 func main() {
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: go run ./notebooks/cmd/execute [section|name|path.ipynb ...]")
+		fmt.Fprint(flag.CommandLine.Output(), `Usage: go run ./notebooks/cmd/execute [flags] [section|name|path.ipynb ...]
+
+Executes the chapter's notebooks (all of notebooks/*.ipynb, or those named by section such as 12.4, by name or by
+path) headless through Jupyter and the GoNB kernel, writes each executed notebook over its file (outputs exactly as
+executed) and prints its wall time, then regenerates notebooks/REPORT.md, the book-vs-run report (not for a
+notebook given by path). A notebook whose execution shows a failure is not written; the command exits non-zero
+then, and when the report fails a class 1 or class 3 rule or misses a line. Ctrl-C shuts the running kernel down
+and writes nothing more.
+
+Flags:
+`)
 		flag.PrintDefaults()
 	}
 	reportOnly := flag.Bool("report", false, "execute nothing: rewrite notebooks/REPORT.md from the committed notebooks")
