@@ -19,8 +19,8 @@ import (
 	"github.com/gomlx/gomlx/backends/simplego"
 )
 
-// This file is the only place that deals with the hazards of GoMLX v0.26.0 backends measured on the
-// project's 2-CPU machines (see /work/shared/notes/gomlx-v0.26-measured.md):
+// This file is the only place that deals with the hazards of GoMLX v0.26.0 backends (on 2-CPU machines, where
+// they show):
 //
 //   - With GOMLX_BACKEND unset, backends.New() picks "xla", which tries to download the PJRT plugin
 //     from the internet and fails offline. We never call backends.New() without a setting: the default
