@@ -16,7 +16,8 @@ import (
 
 // The book-vs-run report: for each printed line C1…C44 of the reproduction targets (testdata/reproduction-targets.md
 // at the repository's root, the contract these rules implement), find our printed line in the section's
-// notebooks, extract its values and evaluate the acceptance rule; then evaluate the claims the targets read off the figures and the prose (F1…F3, P1…P10, Claims) on lines the notebooks print.
+// notebooks, extract its values and evaluate the acceptance rule; then evaluate the claims the targets read off
+// the figures and the prose (F1…F3, P1…P10, Claims) on lines the notebooks print.
 //
 // Classes: "1" structural/exact and "3" qualitative/mechanism gate the test; "2" bands are reported (a base agent
 // that misses the calibration gate re-centres them); "R" is report-only. A check marked soft (the targets say
