@@ -150,11 +150,15 @@ func Section(path string) string {
 	return strings.TrimSuffix(name, ".ipynb")
 }
 
+// ExercisesDir is the folder, under the chapter's, where readers keep their own copies of the notebooks (git
+// ignores it but for its README): the tests never read it.
+const ExercisesDir = "exercises"
+
 // chapterName matches the file name of a chapter notebook: "12.1-observations-are-inputs.ipynb".
 var chapterName = regexp.MustCompile(`^\d+\.\d+-[^/]*\.ipynb$`)
 
 // Chapter returns the chapter's notebooks in dir, sorted: the files named SECTION-title.ipynb (a scratch
-// "Untitled.ipynb" is not one).
+// "Untitled.ipynb" is not one). Notebooks in subfolders, such as a reader's copies in ExercisesDir, are not.
 func Chapter(dir string) ([]string, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.ipynb"))
 	if err != nil {

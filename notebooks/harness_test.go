@@ -64,3 +64,22 @@ func TestExecuteStreams(t *testing.T) {
 		t.Errorf("log lacks the streams:\n%s", log.String())
 	}
 }
+
+// TestChapterIgnoresExercises: a reader's copy of a chapter notebook in the exercises folder is not a chapter
+// notebook (the tests would otherwise check the reader's outputs), and git ignores it.
+func TestChapterIgnoresExercises(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, ExercisesDir), 0o755)
+	for _, p := range []string{"12.1-a.ipynb", "Untitled.ipynb", filepath.Join(ExercisesDir, "12.1-a.ipynb"),
+		filepath.Join(ExercisesDir, "12.2-b.ipynb")} {
+		os.WriteFile(filepath.Join(dir, p), []byte("{}"), 0o644)
+	}
+	got, err := Chapter(dir)
+	if err != nil || len(got) != 1 || filepath.Base(got[0]) != "12.1-a.ipynb" || filepath.Dir(got[0]) != dir {
+		t.Errorf("Chapter = %q, %v", got, err)
+	}
+	ignore, err := os.ReadFile(filepath.Join(ExercisesDir, ".gitignore"))
+	if err != nil || !strings.Contains(string(ignore), "\n*\n") || !strings.Contains(string(ignore), "!README.md") {
+		t.Errorf("exercises/.gitignore = %q, %v: must ignore all but the README", ignore, err)
+	}
+}
