@@ -151,8 +151,8 @@ func (s *Sanitizer) Text(text string) string {
 
 // CellText renders a code cell's outputs as the text that is compared: stdout, then stderr (each the
 // concatenation of its streams, since the two may interleave differently from run to run), then each display
-// or result in order: text/plain in full, any other kind (image/svg+xml, text/html …) by its type only. Error
-// outputs appear by name and value.
+// or result in order: text/plain in full, any other kind (image/png, text/html …) by its type only; a status
+// display (isStatus) is left out. Error outputs appear by name and value.
 func CellText(c Cell, s *Sanitizer) string {
 	var stdout, stderr strings.Builder
 	var rest []string
@@ -165,6 +165,9 @@ func CellText(c Cell, s *Sanitizer) string {
 				stdout.WriteString(string(o.Text))
 			}
 		case "display_data", "execute_result":
+			if isStatus(o, s) {
+				continue
+			}
 			kinds := make([]string, 0, len(o.Data))
 			for k := range o.Data {
 				kinds = append(kinds, k)
@@ -193,6 +196,18 @@ func CellText(c Cell, s *Sanitizer) string {
 	}
 	b = append(b, rest...)
 	return strings.Join(b, "\n")
+}
+
+// isStatus reports whether a display is a status block (ch12.Status): text whose every line the sanitizer drops
+// (cache: and progress: notices). Whether a cell shows one, and what it says, depends on the state of the result
+// store, so it is not compared.
+func isStatus(o Output, s *Sanitizer) bool {
+	raw, ok := o.Data["text/plain"]
+	if !ok {
+		return false
+	}
+	var t Text
+	return json.Unmarshal(raw, &t) == nil && strings.TrimSpace(string(t)) != "" && s.Text(string(t)) == ""
 }
 
 // Compare returns, for each code cell whose sanitized outputs differ between the committed and the executed

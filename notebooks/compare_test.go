@@ -109,7 +109,7 @@ func TestCompare(t *testing.T) {
 	   {"output_type": "stream", "name": "stdout", "text": "line 1\nline 2\nline 3\n"}]}
 	]}`)
 	same := mustNotebook(t, `{"cells": [
-	 {"cell_type": "code", "source": "a", "outputs": [{"output_type": "stream", "name": "stdout", "text": "x 1\ntook 450ms\n"}, {"output_type": "stream", "name": "stderr", "text": "progress: 1/2\n"}]},
+	 {"cell_type": "code", "source": "a", "outputs": [{"output_type": "display_data", "data": {"text/html": "<pre>cache: computed k in 1s</pre>", "text/plain": "cache: computed k in 1s\nprogress: r step 2/2"}, "metadata": {}}, {"output_type": "stream", "name": "stdout", "text": "x 1\ntook 450ms\n"}, {"output_type": "stream", "name": "stderr", "text": "progress: 1/2\n"}]},
 	 {"cell_type": "code", "source": "// nbtest: skip-compare\nb", "outputs": [{"output_type": "stream", "name": "stdout", "text": "8\n"}]},
 	 {"cell_type": "code", "source": "c", "outputs": [
 	   {"output_type": "stream", "name": "stdout", "text": "line 1\nline 2\n"},
@@ -122,7 +122,7 @@ func TestCompare(t *testing.T) {
 	changed := mustNotebook(t, `{"cells": [
 	 {"cell_type": "code", "source": "a", "outputs": [{"output_type": "stream", "name": "stdout", "text": "x 2\ntook 3s\n"}]},
 	 {"cell_type": "code", "source": "// nbtest: skip-compare\nb", "outputs": []},
-	 {"cell_type": "code", "source": "c", "outputs": [{"output_type": "stream", "name": "stdout", "text": "line 1\nline 2\nline 3\n"}]}
+	 {"cell_type": "code", "source": "c", "outputs": [{"output_type": "display_data", "data": {"text/plain": "cache: loaded k\nnot a notice"}, "metadata": {}}, {"output_type": "stream", "name": "stdout", "text": "line 1\nline 2\nline 3\n"}]}
 	]}`)
 	d := Compare(committed, changed, s)
 	if len(d) != 2 {
@@ -131,8 +131,8 @@ func TestCompare(t *testing.T) {
 	if !strings.Contains(d[0], "- x 1") || !strings.Contains(d[0], "+ x 2") || !strings.Contains(d[0], "code cell 1") {
 		t.Errorf("diff of cell 1 = %s", d[0])
 	}
-	if !strings.Contains(d[1], "- [display image/svg+xml]") {
-		t.Errorf("a vanished figure must show: %s", d[1])
+	if !strings.Contains(d[1], "- [display image/svg+xml]") || !strings.Contains(d[1], "+ not a notice") {
+		t.Errorf("a vanished figure, and a display that is not only notices, must show: %s", d[1])
 	}
 	if d := Compare(committed, mustNotebook(t, `{"cells": []}`), s); len(d) != 1 || !strings.Contains(d[0], "code cells") {
 		t.Errorf("cell count change: %v", d)
