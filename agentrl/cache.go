@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -326,6 +327,9 @@ type Run struct {
 	Critic  *gomlxmodel.Critic
 	History []StepStats
 	Log     []Info
+	// Metrics holds the run's own per-step metrics (WithMetric): Metrics[name][k] is step k's value. Nil without
+	// any.
+	Metrics map[string][]float64
 }
 
 // RunCodec stores a Run: a gob record of the history and log, then the policy and the optional critic, each
@@ -340,7 +344,7 @@ var RunCodec = Codec[*Run]{
 				sectionBuffers.Put(b)
 			}
 		}()
-		if err := gob.NewEncoder(rec).Encode(runRecord{r.History, r.Log, r.Critic != nil}); err != nil {
+		if err := gob.NewEncoder(rec).Encode(runRecord{r.History, r.Log, r.Critic != nil, metricSeries(r.Metrics)}); err != nil {
 			return err
 		}
 		if _, err := r.Policy.WriteTo(policy); err != nil {
@@ -386,6 +390,12 @@ var RunCodec = Codec[*Run]{
 			return nil, err
 		}
 		run := &Run{Policy: policy, History: rec.History, Log: rec.Log}
+		for _, m := range rec.Metrics {
+			if run.Metrics == nil {
+				run.Metrics = make(map[string][]float64, len(rec.Metrics))
+			}
+			run.Metrics[m.Name] = m.Values
+		}
 		if rec.HasCritic {
 			if run.Critic, err = gomlxmodel.ReadCritic(bytes.NewReader(sections[2])); err != nil {
 				return nil, err
@@ -403,6 +413,24 @@ type runRecord struct {
 	History   []StepStats
 	Log       []Info
 	HasCritic bool
+	Metrics   []series // by name; none for a run without metrics
+}
+
+// series is one of a Run's metrics, as RunCodec stores it.
+type series struct {
+	Name   string
+	Values []float64
+}
+
+// metricSeries is m sorted by name, so that equal runs encode to equal bytes (gob writes a map in its random
+// iteration order).
+func metricSeries(m map[string][]float64) []series {
+	out := make([]series, 0, len(m))
+	for name, v := range m {
+		out = append(out, series{name, v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // CriticCodec stores a critic.

@@ -96,3 +96,36 @@ func TrainCredit(base *gomlxmodel.Model, critic *gomlxmodel.Critic, tasks []Task
 	}
 	return &Run{Policy: policy, Critic: critic, History: history}, nil
 }
+
+// CreditAdvantages is train_credit's step as TrainedRun's advantage seam (with WithCritic): token-level ("token")
+// or turn-level ("turn") GAE advantages from the run's critic, on per-call rewards (the step penalty on every
+// call, the verdict on the last), whitened over the batch's policy tokens; the critic then takes one regression
+// step (lr 1e-3) on the batch's returns-to-go, which the policy's update does not read.
+func CreditAdvantages(scheme string, lambda float64) (AdvantageFunc, error) {
+	if scheme != "token" && scheme != "turn" {
+		return nil, fmt.Errorf("credit advantages: scheme %q, want \"token\" or \"turn\"", scheme)
+	}
+	if !(lambda >= 0 && lambda <= 1) {
+		return nil, fmt.Errorf("credit advantages: lambda %g, want a number in [0, 1]", lambda)
+	}
+	return func(s StepBatch) ([][]float32, error) {
+		if s.Critic == nil {
+			return nil, fmt.Errorf("credit advantages: the run has no critic: pass WithCritic(WarmCritic(...))")
+		}
+		mask, rewards := s.Batch.Mask(), PerCallRewards(s.Trajs, s.Batch.Mask(), s.Cfg.Reward.StepPenalty)
+		values, err := CriticValues(s.Critic, s.Batch) // [B][T-1]
+		if err != nil {
+			return nil, err
+		}
+		var adv [][]float32
+		if scheme == "token" {
+			adv, _ = GAEAdvantages(rewards, values, mask, 1, lambda)
+		} else {
+			adv = TurnAdvantages(rewards, values, mask, s.Batch.Turns(), 1, lambda)
+		}
+		if _, err := ValueStep(s.Critic, s.Batch, values, ReturnsToGo(rewards, mask), 0, 1e-3); err != nil {
+			return nil, err
+		}
+		return MaskedWhiten(adv, mask), nil
+	}, nil
+}

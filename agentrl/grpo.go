@@ -33,31 +33,56 @@ func TrainRL(policy *gomlxmodel.Model, tasks []Task, tok *Tokenizer, cfg RLConfi
 func TrainRLSchedule(policy *gomlxmodel.Model, tasks []Task, tok *Tokenizer, steps int, cfgAt func(step int) RLConfig,
 	factory EnvFactory) ([]StepStats, error) {
 	run := &Run{Policy: policy}
-	err := trainRL(run, newPCG(cfgAt(0).Seed), tasks, tok, steps, cfgAt, factory, nil)
+	err := trainRL(run, newPCG(cfgAt(0).Seed), tasks, tok, steps, cfgAt, factory, &runOptions{}, false, nil)
 	return run.History, err
 }
 
 // trainRL runs steps len(run.History) to steps-1 of a TrainRLSchedule run on run.Policy, drawing from src and
-// appending to run.History; res saves its progress.
+// appending to run.History; o holds the seams (advantages, metrics, critic: run.Critic); with logEpisodes every
+// episode's terminal info is appended to run.Log; res saves its progress. A nil factory makes each step's
+// environments with MakeEnv(cfgAt(step)).
 func trainRL(run *Run, src *rand.PCG, tasks []Task, tok *Tokenizer, steps int, cfgAt func(step int) RLConfig,
-	factory EnvFactory, res *resumer) error {
+	factory EnvFactory, o *runOptions, logEpisodes bool, res *resumer) error {
 	rng := rand.New(src)
+	advantages := o.advantages
+	if advantages == nil {
+		advantages = GroupAdvantages
+	}
 	prog := NewProgress("train_rl", steps).resumeAt(len(run.History))
 	for step := len(run.History); step < steps; step++ {
 		cfg := cfgAt(step)
+		stepFactory := factory
+		if logEpisodes {
+			if stepFactory == nil {
+				stepFactory = EnvFactoryOf(cfg)
+			}
+			stepFactory = Logged(stepFactory, &run.Log)
+		}
 		t0 := time.Now()
-		trajs, _, err := SampleStep(run.Policy, factory, tasks, tok, cfg, rng)
+		trajs, stepTasks, err := SampleStep(run.Policy, stepFactory, tasks, tok, cfg, rng)
 		if err != nil {
 			return fmt.Errorf("train_rl step %d: %w", step, err)
 		}
 		t1 := time.Now()
-		batch := Collate(trajs, tok.PadID)
-		adv := ComputeAdvantages(batch.Rewards, cfg.GroupSize)
-		if _, err := RLUpdate(run.Policy, batch, BroadcastAdvantages(adv, Rows(batch.ActionMask, batch.T-1)), cfg, rng); err != nil {
+		sb := StepBatch{Step: step, Cfg: cfg, Trajs: trajs, Tasks: stepTasks, Batch: Collate(trajs, tok.PadID), Critic: run.Critic}
+		adv, err := advantages(sb)
+		if err == nil {
+			err = checkAdvantages(adv, sb.Batch)
+		}
+		if err != nil {
+			return fmt.Errorf("train_rl step %d: %w", step, err)
+		}
+		if _, err := RLUpdate(run.Policy, sb.Batch, adv, cfg, rng); err != nil {
 			return fmt.Errorf("train_rl step %d: %w", step, err)
 		}
 		s := BehaviorStats(trajs)
 		run.History = append(run.History, StepStats{Step: step, Stats: s})
+		for _, m := range o.metrics {
+			if run.Metrics == nil {
+				run.Metrics = make(map[string][]float64, len(o.metrics))
+			}
+			run.Metrics[m.name] = append(run.Metrics[m.name], m.f(sb))
+		}
 		prog.Done(step, fmt.Sprintf("pass %.2f reward %+.2f turns %.2f | sample %.1fs update %.1fs",
 			s.PassRate, s.Reward, s.Turns, t1.Sub(t0).Seconds(), time.Since(t1).Seconds()))
 		if err := res.stepDone(step, steps, func() *checkpoint {
@@ -117,21 +142,35 @@ func ValueStep(critic *gomlxmodel.Critic, batch Batch, oldValues, returns [][]fl
 
 // TrainedRun is a stored TrainRL run: it trains a copy of base for steps steps with cfg on tasks, logging the
 // terminal info of every episode, or loads the identical run from store. The run's key holds base's
-// fingerprint, the tasks, the vocabulary, cfg, steps, envName (a label, which may be empty) and the code of
+// fingerprint, the tasks, the vocabulary, cfg, steps, envName (a label, which may be empty), the code of
 // factory (FuncCode: a factory written in a notebook cell keys on the cell program's code that it reaches, so
-// editing the environment it makes trains anew); a nil factory means MakeEnv(cfg). Every argument is checked
-// before anything is keyed, loaded or printed.
+// editing the environment it makes trains anew) and what opts add (each option says what); a nil factory means
+// MakeEnv(cfg). Every argument is checked before anything is keyed, loaded or printed. An interrupted run saves
+// its progress and, run again, resumes bit-identically (ErrInterrupted).
+//
+// opts are the loop's seams: WithAdvantages (another advantage or return computation), WithMetric (a per-step
+// metric in the history), WithSchedule (a configuration per step), WithCritic (a critic the seams train) and
+// FreshOptimizer (a fresh Adam; without it the run continues the optimizer state base carries, see
+// FreshOptimizer). Without options the run is TrainRL's.
 func TrainedRun(store *Store, base *gomlxmodel.Model, tok *Tokenizer, tasks []Task, cfg RLConfig, steps int,
-	envName string, factory EnvFactory) (*Run, error) {
+	envName string, factory EnvFactory, opts ...RunOption) (*Run, error) {
 	if err := checkRun("TrainedRun", store, base, tok, tasks, cfg, steps); err != nil {
 		return nil, err
 	}
-	key, err := runKey(base, tok, tasks, cfg, steps, envName, factory)
+	o, err := applyRunOptions("TrainedRun", steps, opts)
 	if err != nil {
 		return nil, err
 	}
-	if factory == nil {
-		factory = EnvFactoryOf(cfg)
+	key, err := runKey(base, tok, tasks, cfg, steps, envName, factory, o.keyParts...)
+	if err != nil {
+		return nil, err
+	}
+	cfgAt := o.schedule
+	if cfgAt == nil {
+		cfgAt = func(int) RLConfig { return cfg }
+		if factory == nil {
+			factory = EnvFactoryOf(cfg)
+		}
 	}
 	return cachedResumable(store, key, RunCodec, func(res *resumer) (*Run, error) {
 		run, src := &Run{}, newPCG(cfg.Seed)
@@ -142,17 +181,25 @@ func TrainedRun(store *Store, base *gomlxmodel.Model, tok *Tokenizer, tasks []Ta
 			if err != nil {
 				return nil, err
 			}
+			if o.freshOptimizer {
+				policy.ResetOptimizer()
+			}
 			run.Policy = policy
+			if o.critic != nil {
+				if run.Critic, err = o.critic.Clone(); err != nil {
+					return nil, err
+				}
+			}
 		}
 		run.Policy.SetAnchor(base) // cfg.KLCoef's reference, also after a resume
-		err := trainRL(run, src, tasks, tok, steps, func(int) RLConfig { return cfg }, Logged(factory, &run.Log), res)
+		err := trainRL(run, src, tasks, tok, steps, cfgAt, factory, o, true, res)
 		return run, err
 	})
 }
 
-// runKey is TrainedRun's key.
+// runKey is TrainedRun's key; extra are the options' parts, which a run without options does not have.
 func runKey(base *gomlxmodel.Model, tok *Tokenizer, tasks []Task, cfg RLConfig, steps int, envName string,
-	factory EnvFactory) (string, error) {
+	factory EnvFactory, extra ...any) (string, error) {
 	var envCode string
 	if factory == nil {
 		envName = "make_env"
@@ -166,7 +213,8 @@ func runKey(base *gomlxmodel.Model, tok *Tokenizer, tasks []Task, cfg RLConfig, 
 	if err != nil {
 		return "", err
 	}
-	return Key("train_rl", baseID, tasks, tok.Itos, cfg, steps, envName, envCode), nil
+	parts := append([]any{baseID, tasks, tok.Itos, cfg, steps, envName, envCode}, extra...)
+	return Key("train_rl", parts...), nil
 }
 
 // checkRun returns an error, naming what to change, when TrainedRun cannot run what it is asked (fn names the

@@ -10,9 +10,20 @@ import (
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
-// TrainRampedPenalty is train_rl on a copy of base with the step penalty ramped in: step k of steps charges
+// RampedPenalty is the schedule of a step penalty ramped in over steps steps: step k charges
 // cfg.Reward.StepPenalty·k/(steps−1) per call, so the first step trains on the verdict alone and the last on the
-// full cost. The run's generator is seeded with cfg.Seed.
+// full cost. TrainedRun takes it as WithSchedule(RampedPenalty(cfg, steps)).
+func RampedPenalty(cfg RLConfig, steps int) func(step int) RLConfig {
+	return func(step int) RLConfig {
+		stepCfg := cfg
+		stepCfg.Reward.StepPenalty = cfg.Reward.StepPenalty * float64(step) / float64(max(steps-1, 1))
+		return stepCfg
+	}
+}
+
+// TrainRampedPenalty is train_rl on a copy of base with the step penalty ramped in (RampedPenalty). The run's
+// generator is seeded with cfg.Seed. The chapter stores this run as TrainedRun(…, WithSchedule(RampedPenalty(cfg,
+// steps))), which computes the same policy and history and also logs the episodes.
 func TrainRampedPenalty(base *gomlxmodel.Model, tasks []Task, tok *Tokenizer, cfg RLConfig, steps int) (*Run, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -21,12 +32,7 @@ func TrainRampedPenalty(base *gomlxmodel.Model, tasks []Task, tok *Tokenizer, cf
 	if err != nil {
 		return nil, err
 	}
-	costAt := func(step int) RLConfig {
-		stepCfg := cfg
-		stepCfg.Reward.StepPenalty = cfg.Reward.StepPenalty * float64(step) / float64(max(steps-1, 1))
-		return stepCfg
-	}
-	history, err := TrainRLSchedule(policy, tasks, tok, steps, costAt, nil)
+	history, err := TrainRLSchedule(policy, tasks, tok, steps, RampedPenalty(cfg, steps), nil)
 	if err != nil {
 		return nil, fmt.Errorf("train_ramped_penalty: %w", err)
 	}

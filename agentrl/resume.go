@@ -226,3 +226,93 @@ func pcgState(src *rand.PCG) []byte {
 	}
 	return state
 }
+
+// Loop is a training loop of the caller's own that ResumableRun runs, stores and resumes: Steps calls of Step on
+// the run that Start makes, drawing from one generator seeded with Seed.
+type Loop struct {
+	Name  string // the progress line's label
+	Steps int
+	Seed  uint64
+	// Start makes the run before its first step: its Policy (required) and, if the loop trains one, its Critic.
+	// It is not called when the run resumes.
+	Start func() (*Run, error)
+	// Step runs step step on run, drawing only from rng, and appends what it records to run.History (and Log,
+	// Metrics). Everything it reads between steps must be in run: that is what an interrupt saves.
+	Step func(run *Run, step int, rng *rand.Rand) error
+}
+
+// ResumableRun returns the run that loop computes, stored under key (made with Key) followed by the code of
+// loop.Start and loop.Step (FuncCode): it loads the stored run, or resumes the loop's saved progress, or runs it
+// from Start. While it runs, its progress is saved as TrainedRun's is (every CheckpointInterval, and on an
+// interrupt, after which it returns an error wrapping ErrInterrupted), so a resumed loop gives the run an
+// uninterrupted one gives, bit for bit. Every argument is checked before anything is keyed, loaded or printed.
+func ResumableRun(store *Store, key string, loop Loop) (*Run, error) {
+	var errs []error
+	switch {
+	case store == nil:
+		errs = append(errs, errors.New("the store is nil: open one with DefaultStore or OpenStore"))
+	case key == "":
+		errs = append(errs, errors.New("the key is empty: make one with Key"))
+	}
+	if loop.Steps < 1 {
+		errs = append(errs, fmt.Errorf("Loop.Steps = %d, want >= 1", loop.Steps))
+	}
+	if loop.Start == nil {
+		errs = append(errs, errors.New("Loop.Start is nil: pass the function that makes the run before its first step"))
+	}
+	if loop.Step == nil {
+		errs = append(errs, errors.New("Loop.Step is nil: pass the function that runs one step"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("agentrl: ResumableRun: %w", err)
+	}
+	for _, f := range []any{loop.Start, loop.Step} {
+		code, err := FuncCode(f)
+		if err != nil {
+			return nil, fmt.Errorf("agentrl: ResumableRun(%s): %w", key, err)
+		}
+		if code != "" {
+			key += "-" + code
+		}
+	}
+	name := loop.Name
+	if name == "" {
+		name = "loop"
+	}
+	return cachedResumable(store, key, RunCodec, func(res *resumer) (*Run, error) {
+		var run *Run
+		src := newPCG(loop.Seed)
+		first := 0
+		if p, saved := res.restore(); p != nil {
+			run, src, first = p.Run, saved, p.Step
+		} else {
+			var err error
+			if run, err = loop.Start(); err != nil {
+				return nil, err
+			}
+			if run == nil || run.Policy == nil {
+				return nil, fmt.Errorf("agentrl: ResumableRun(%s): Loop.Start returned no policy: a run needs one", key)
+			}
+		}
+		rng := rand.New(src)
+		prog := NewProgress(name, loop.Steps).resumeAt(first)
+		for step := first; step < loop.Steps; step++ {
+			n := len(run.History)
+			if err := loop.Step(run, step, rng); err != nil {
+				return nil, fmt.Errorf("%s step %d: %w", name, step, err)
+			}
+			note := ""
+			if len(run.History) > n {
+				s := run.History[len(run.History)-1]
+				note = fmt.Sprintf("pass %.2f reward %+.2f turns %.2f", s.PassRate, s.Reward, s.Turns)
+			}
+			prog.Done(step, note)
+			if err := res.stepDone(step, loop.Steps, func() *checkpoint {
+				return &checkpoint{Step: step + 1, RNG: pcgState(src), Run: run}
+			}); err != nil {
+				return run, fmt.Errorf("%s: %w", name, err)
+			}
+		}
+		return run, nil
+	})
+}
