@@ -127,6 +127,12 @@
 //	(ours, §12.7's remedies, run)              RewardSpec.FreeCalls (a free allowance of calls);
 //	                                               TrainRampedPenalty (a step cost ramped in over training,
 //	                                               through TrainRLSchedule: train_rl with a configuration per step)
+//	(ours: the GRPO loop's seams)              TrainedRun(..., opts ...RunOption): WithAdvantages(AdvantageFunc,
+//	                                               params...) (GroupAdvantages is the default; CreditAdvantages is
+//	                                               12.2's), WithMetric (Run.Metrics), WithSchedule (RampedPenalty),
+//	                                               WithCritic, FreshOptimizer; StepBatch is what they see
+//	(ours: a loop of one's own, resumable)     ResumableRun(store, key, Loop{Name, Steps, Seed, Start, Step})
+//	(ours: V(s_K) of the last state)           FinalValues(critic, trajs, padID)
 //	(ours, §12.4: what a policy would do next) CallProbs(policy, views, calls, padID)
 //	(ours, §12.2: the critic's "a few percent") ExplainedVariance(values, returns, mask)
 //	(ours, §12.3: the blind ceiling)           BlindPass(tasks, op)

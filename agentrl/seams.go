@@ -210,3 +210,40 @@ func checkAdvantages(adv [][]float32, batch Batch) error {
 	}
 	return nil
 }
+
+// FinalValues is the critic's value of each episode's last state, the state after its last token, which
+// CriticValues (one value per predicted token) stops one position before: the V(s_K) that bootstraps the return
+// of an episode cut off at its turn limit. An episode as long as the critic's context has no such state in the
+// model, and is an error.
+func FinalValues(critic *gomlxmodel.Critic, trajs []Trajectory, padID int32) ([]float32, error) {
+	if critic == nil {
+		return nil, errors.New("agentrl: FinalValues: the critic is nil")
+	}
+	if len(trajs) == 0 {
+		return nil, nil
+	}
+	T := 0
+	for i, t := range trajs {
+		if len(t.IDs) == 0 {
+			return nil, fmt.Errorf("agentrl: FinalValues: episode %d has no tokens", i)
+		}
+		T = max(T, len(t.IDs))
+	}
+	T++ // one position past the longest episode, so that its last token has an output too
+	ids := make([]int32, len(trajs)*T)
+	for i := range ids {
+		ids[i] = padID
+	}
+	for i, t := range trajs {
+		copy(ids[i*T:], t.IDs)
+	}
+	v, err := critic.Values(ids, len(trajs), T)
+	if err != nil {
+		return nil, fmt.Errorf("agentrl: FinalValues: %w (an episode as long as the critic's context has no state after it)", err)
+	}
+	out := make([]float32, len(trajs))
+	for i, t := range trajs {
+		out[i] = v[i*(T-1)+len(t.IDs)-1]
+	}
+	return out, nil
+}

@@ -284,3 +284,36 @@ func TestResumableRun(t *testing.T) {
 		}
 	}
 }
+
+// TestFinalValues checks that FinalValues gives, for an episode shorter than the batch, the value CriticValues
+// gives at its last token, and a value for the longest one too.
+func TestFinalValues(t *testing.T) {
+	tok, train := testSetup(t)
+	base := tinyPolicy(t, tok)
+	critic := must(gomlxmodel.NewCritic(base, 1))
+	cfg := DefaultRLConfig()
+	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns = 2, 2, 3
+	trajs, _, err := SampleStep(base, nil, train, tok, cfg, NewRNG(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	final, err := FinalValues(critic, trajs, tok.PadID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := Collate(trajs, tok.PadID)
+	values := must(CriticValues(critic, batch))
+	for i, tr := range trajs {
+		if len(tr.IDs) < batch.T {
+			if d := math.Abs(float64(final[i] - values[i][len(tr.IDs)-1])); d > 1e-4 {
+				t.Errorf("episode %d: final value %g, CriticValues at its last token %g", i, final[i], values[i][len(tr.IDs)-1])
+			}
+		}
+		if math.IsNaN(float64(final[i])) {
+			t.Errorf("episode %d: NaN", i)
+		}
+	}
+	if _, err := FinalValues(nil, trajs, tok.PadID); err == nil {
+		t.Error("a nil critic gave no error")
+	}
+}
