@@ -66,7 +66,8 @@ var backendOnce = sync.OnceValues(newBackend)
 // bounded worker pool can deadlock on 2 CPUs; ask for it with an explicit option), and "xla" or "xla:cpu"
 // without PJRT_PLUGIN_LIBRARY_PATH use the installed plugin instead of downloading one. Otherwise, when `go run ./kernelsetup` installed a PJRT CPU plugin
 // in PJRTDir, the XLA backend runs on it (by absolute path); else the pure-Go backend is used in the safe
-// configuration DefaultBackendConfig. GoMLX is never asked to download the XLA plugin.
+// configuration DefaultBackendConfig. GoMLX is never asked to download the XLA plugin. An XLA backend on a
+// plugin named by absolute path compiles through the executable cache (xlacache.go), unless XLACacheEnv is "off".
 func Backend() (backends.Backend, error) {
 	return backendOnce()
 }
@@ -100,6 +101,9 @@ func newBackend() (b backends.Backend, err error) {
 	}
 	if plugin, _, _ := strings.Cut(opts, ","); loadedPJRT == "" && name == "xla" && filepath.IsAbs(plugin) {
 		loadedPJRT = plugin
+	}
+	if plugin, _, _ := strings.Cut(opts, ","); name == "xla" && plugin == loadedPJRT && loadedPJRT != "" {
+		installXLACache(loadedPJRT)
 	}
 	b, err = backends.NewWithConfig(config)
 	if err != nil {

@@ -1,0 +1,203 @@
+//go:build ((linux && amd64) || darwin) && !noxla && cgo
+
+package xlacache
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pjrt_c_api.h"
+
+static const PJRT_Api *real_api;
+
+extern PJRT_Error *xlacacheCompile(PJRT_Client_Compile_Args *args);
+
+static PJRT_Error *cached_compile(PJRT_Client_Compile_Args *args) { return xlacacheCompile(args); }
+
+// wrap_plugin loads the plugin at path and returns a copy of its API table whose PJRT_Client_Compile is
+// cached_compile, or NULL with *err set.
+static PJRT_Api *wrap_plugin(const char *path, const char **err) {
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) { *err = dlerror(); return NULL; }
+	typedef const PJRT_Api *(*get_api_fn)(void);
+	get_api_fn get = (get_api_fn)dlsym(h, "GetPjrtApi");
+	if (!get) { *err = dlerror(); return NULL; }
+	const PJRT_Api *api = get();
+	if (!api) { *err = "GetPjrtApi returned NULL"; return NULL; }
+	if (api->struct_size < PJRT_STRUCT_SIZE(PJRT_Api, PJRT_Executable_DeserializeAndLoad)) {
+		*err = "the plugin's PJRT API lacks executable serialization";
+		return NULL;
+	}
+	size_t n = api->struct_size > sizeof(PJRT_Api) ? api->struct_size : sizeof(PJRT_Api);
+	PJRT_Api *copy = calloc(1, n);
+	if (!copy) { *err = "out of memory"; return NULL; }
+	memcpy(copy, api, api->struct_size);
+	copy->PJRT_Client_Compile = cached_compile;
+	real_api = api;
+	return copy;
+}
+
+static PJRT_Error *real_compile(PJRT_Client_Compile_Args *args) { return real_api->PJRT_Client_Compile(args); }
+
+// error_text copies the message of err into a malloc'ed string and destroys err.
+static char *error_text(PJRT_Error *err) {
+	PJRT_Error_Message_Args m = {0};
+	m.struct_size = PJRT_Error_Message_Args_STRUCT_SIZE;
+	m.error = err;
+	real_api->PJRT_Error_Message(&m);
+	char *s = malloc(m.message_size + 1);
+	if (s) { memcpy(s, m.message, m.message_size); s[m.message_size] = 0; }
+	PJRT_Error_Destroy_Args d = {0};
+	d.struct_size = PJRT_Error_Destroy_Args_STRUCT_SIZE;
+	d.error = err;
+	real_api->PJRT_Error_Destroy(&d);
+	return s;
+}
+
+// serialize_executable sets *out to a malloc'ed copy of the serialization of loaded (*size bytes), or returns
+// an error message (malloc'ed).
+static char *serialize_executable(PJRT_LoadedExecutable *loaded, char **out, size_t *size) {
+	PJRT_LoadedExecutable_GetExecutable_Args g = {0};
+	g.struct_size = PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE;
+	g.loaded_executable = loaded;
+	PJRT_Error *err = real_api->PJRT_LoadedExecutable_GetExecutable(&g);
+	if (err) return error_text(err);
+	PJRT_Executable_Serialize_Args s = {0};
+	s.struct_size = PJRT_Executable_Serialize_Args_STRUCT_SIZE;
+	s.executable = g.executable;
+	err = real_api->PJRT_Executable_Serialize(&s);
+	char *msg = NULL;
+	if (err) {
+		msg = error_text(err);
+	} else {
+		*out = malloc(s.serialized_bytes_size);
+		if (*out) {
+			memcpy(*out, s.serialized_bytes, s.serialized_bytes_size);
+			*size = s.serialized_bytes_size;
+		} else {
+			msg = strdup("out of memory");
+		}
+		if (s.serialized_executable_deleter) s.serialized_executable_deleter(s.serialized_executable);
+	}
+	PJRT_Executable_Destroy_Args d = {0};
+	d.struct_size = PJRT_Executable_Destroy_Args_STRUCT_SIZE;
+	d.executable = g.executable;
+	err = real_api->PJRT_Executable_Destroy(&d);
+	if (err) free(error_text(err));
+	return msg;
+}
+
+// deserialize_executable loads a serialization made by serialize_executable into client, or returns an
+// error message (malloc'ed).
+static char *deserialize_executable(PJRT_Client *client, const char *data, size_t size, PJRT_LoadedExecutable **out) {
+	PJRT_Executable_DeserializeAndLoad_Args a = {0};
+	a.struct_size = PJRT_Executable_DeserializeAndLoad_Args_STRUCT_SIZE;
+	a.client = client;
+	a.serialized_executable = data;
+	a.serialized_executable_size = size;
+	PJRT_Error *err = real_api->PJRT_Executable_DeserializeAndLoad(&a);
+	if (err) return error_text(err);
+	*out = a.loaded_executable;
+	return NULL;
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/gomlx/go-xla/pkg/pjrt"
+)
+
+// The cache sits between go-xla and the PJRT plugin: Install loads the plugin itself and registers with go-xla
+// (pjrt.RegisterPreloadedPlugin) a copy of the plugin's C API table in which PJRT_Client_Compile is replaced by
+// a function that first looks the program up in the Store. Everything else (buffers, execution, errors) is the
+// plugin's own. A compiled executable leaves and enters the store through the plugin's PJRT_Executable_Serialize
+// and PJRT_Executable_DeserializeAndLoad, so GoMLX and go-xla receive a PJRT_LoadedExecutable either way.
+
+var (
+	installMu sync.Mutex
+	installed *Store // the store of the installed hook; nil before Install
+)
+
+// Install loads the PJRT plugin at pluginPath (an absolute path) and registers it with go-xla under the name
+// pluginPath, with compilations going through store. GoMLX's XLA backend created afterwards with that absolute
+// path as its plugin ("xla:" + pluginPath) then uses it instead of loading the plugin itself. Install must be
+// called at most once per process, before any backend loads the plugin; the registered table and the plugin
+// stay loaded for the life of the process.
+func Install(pluginPath string, store *Store) error {
+	installMu.Lock()
+	defer installMu.Unlock()
+	if installed != nil {
+		return errors.New("xlacache: Install called twice")
+	}
+	if store == nil {
+		return errors.New("xlacache: nil store")
+	}
+	cPath := C.CString(pluginPath)
+	defer C.free(unsafe.Pointer(cPath))
+	var cErr *C.char
+	api := C.wrap_plugin(cPath, &cErr)
+	if api == nil {
+		return fmt.Errorf("xlacache: loading %s: %s", pluginPath, C.GoString(cErr))
+	}
+	installed = store
+	if err := pjrt.RegisterPreloadedPlugin(pluginPath, uintptr(unsafe.Pointer(api))); err != nil {
+		return fmt.Errorf("xlacache: registering %s: %w", pluginPath, err)
+	}
+	return nil
+}
+
+//export xlacacheCompile
+func xlacacheCompile(args *C.PJRT_Client_Compile_Args) *C.PJRT_Error {
+	store := installed
+	prog := args.program
+	key := store.Key(
+		C.GoBytes(unsafe.Pointer(prog.format), C.int(prog.format_size)),
+		unsafe.Slice((*byte)(unsafe.Pointer(prog.code)), int(prog.code_size)),
+		unsafe.Slice((*byte)(unsafe.Pointer(args.compile_options)), int(args.compile_options_size)),
+	)
+	start := time.Now()
+	data, found, readErr := store.Load(key)
+	if found {
+		if readErr == nil {
+			var loaded *C.PJRT_LoadedExecutable
+			msg := C.deserialize_executable(args.client, (*C.char)(unsafe.Pointer(unsafe.SliceData(data))),
+				C.size_t(len(data)), &loaded)
+			if msg == nil {
+				args.executable = loaded
+				count(func(s *Stats) { s.Hits++; s.Load += time.Since(start) })
+				return nil
+			}
+			C.free(unsafe.Pointer(msg))
+		}
+		store.Remove(key)
+		count(func(s *Stats) { s.Corrupt++; s.Load += time.Since(start) })
+	}
+
+	start = time.Now()
+	if err := C.real_compile(args); err != nil {
+		return err
+	}
+	count(func(s *Stats) { s.Misses++; s.Compile += time.Since(start) })
+
+	start = time.Now()
+	var out *C.char
+	var size C.size_t
+	if msg := C.serialize_executable(args.executable, &out, &size); msg != nil {
+		C.free(unsafe.Pointer(msg))
+		return nil
+	}
+	serialized := unsafe.Slice((*byte)(unsafe.Pointer(out)), int(size))
+	err := store.Save(key, serialized)
+	C.free(unsafe.Pointer(out))
+	if err == nil {
+		count(func(s *Stats) { s.Stored++; s.Save += time.Since(start) })
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package gomlxmodel
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentrl-go/agentrl/gomlxmodel/xlacache"
+)
+
+// xlaCacheChildEnv makes TestXLACacheChild run: it is the second (third, ...) process of TestXLACacheAcrossProcesses.
+const xlaCacheChildEnv = "AGENTRL_TEST_XLACACHE_CHILD"
+
+// xlaCacheReport is what a child process prints: a hash of its outputs' bytes and its cache counts.
+type xlaCacheReport struct {
+	Outputs  string
+	Compiles int
+	Cache    xlacache.Stats
+}
+
+// TestXLACacheChild computes with a small model (one PPO update, logits, decoding steps) and prints an
+// xlaCacheReport; it runs only as a child of TestXLACacheAcrossProcesses.
+func TestXLACacheChild(t *testing.T) {
+	if os.Getenv(xlaCacheChildEnv) == "" {
+		t.Skip("runs as a child process of TestXLACacheAcrossProcesses")
+	}
+	cfg := Config{Vocab: 20, MaxLen: 32, DModel: 16, Heads: 2, Layers: 2, MLP: 32}
+	m, err := New(cfg, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	h := sha256.New()
+	put := func(xs []float32) {
+		for _, x := range xs {
+			binary.Write(h, binary.LittleEndian, math.Float32bits(x))
+		}
+	}
+	lc := LossConfig{Kind: "ppo", ClipEps: 0.2, Aggregation: "token_mean", LR: 1e-3, MaxGradNorm: 1}
+	if _, err := m.Update(makeBatch(rng, cfg, 4, 9), lc); err != nil {
+		t.Fatal(err)
+	}
+	ids := randomIDs(rng, 3*7, cfg.Vocab)
+	logits, err := m.Logits(ids, 3, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(logits)
+	d, err := m.NewDecoder(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Feed(0, ids[:3])
+	d.Feed(1, ids[7:12])
+	for range 3 {
+		next, err := d.Step()
+		if err != nil {
+			t.Fatal(err)
+		}
+		put(next)
+		d.Feed(0, ids[3:4])
+		d.Feed(1, ids[12:13])
+	}
+	if _, err := m.WriteTo(h); err != nil {
+		t.Fatal(err)
+	}
+	graphs, _ := CompileStats()
+	out, _ := json.Marshal(xlaCacheReport{hex.EncodeToString(h.Sum(nil)), graphs, XLACacheStats()})
+	t.Logf("report %s", out)
+	os.Stdout.WriteString("\nXLACACHE-REPORT " + string(out) + "\n")
+}
+
+// runXLACacheChild runs TestXLACacheChild in a new process with the executable cache in dir and the given
+// extra environment.
+func runXLACacheChild(t *testing.T, dir string, env ...string) xlaCacheReport {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestXLACacheChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), append([]string{xlaCacheChildEnv + "=1", XLACacheDirEnv + "=" + dir}, env...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	for line := range strings.Lines(string(out)) {
+		if rest, ok := strings.CutPrefix(line, "XLACACHE-REPORT "); ok {
+			var r xlaCacheReport
+			if err := json.Unmarshal([]byte(rest), &r); err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+	}
+	t.Fatalf("child printed no report:\n%s", out)
+	return xlaCacheReport{}
+}
+
+// TestXLACacheAcrossProcesses: on the XLA backend, a first process compiles its graphs and stores them, a
+// second loads every one of them and compiles nothing, with outputs bit-identical to the first's and to a
+// process without the cache; corrupt entries are found, removed and compiled again, still bit-identical.
+func TestXLACacheAcrossProcesses(t *testing.T) {
+	if os.Getenv(xlaCacheChildEnv) != "" {
+		t.Skip("parent test")
+	}
+	if pureGoBackend() || loadedPJRT == "" {
+		t.Skip("the executable cache serves the XLA backend with a plugin loaded by path")
+	}
+	if testing.Short() {
+		t.Skip("starts four processes")
+	}
+	dir := t.TempDir()
+	off := runXLACacheChild(t, dir, XLACacheEnv+"=off")
+	if off.Cache != (xlacache.Stats{}) {
+		t.Fatalf("cache off: stats %+v, want none", off.Cache)
+	}
+	if entries, _ := filepath.Glob(filepath.Join(dir, "*", "*")); len(entries) != 0 {
+		t.Fatalf("cache off wrote %d entries", len(entries))
+	}
+
+	cold := runXLACacheChild(t, dir)
+	if cold.Cache.Hits != 0 || cold.Cache.Misses == 0 || cold.Cache.Stored != cold.Cache.Misses {
+		t.Fatalf("cold process: %+v, want only misses, all stored", cold.Cache)
+	}
+	warm := runXLACacheChild(t, dir)
+	if warm.Cache.Misses != 0 || warm.Cache.Hits != cold.Cache.Misses {
+		t.Fatalf("warm process: %+v, want %d hits and no compilation", warm.Cache, cold.Cache.Misses)
+	}
+
+	entries, _ := filepath.Glob(filepath.Join(dir, "*", "*"))
+	if len(entries) != cold.Cache.Stored {
+		t.Fatalf("%d entries, want %d", len(entries), cold.Cache.Stored)
+	}
+	for i, e := range entries {
+		data, err := os.ReadFile(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			data[len(data)-1] ^= 1 // fails the checksum
+		} else {
+			data = data[:len(data)/2] // a truncated entry
+		}
+		if err := os.WriteFile(e, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repaired := runXLACacheChild(t, dir)
+	if repaired.Cache.Corrupt != len(entries) || repaired.Cache.Misses != len(entries) || repaired.Cache.Hits != 0 {
+		t.Fatalf("after corrupting every entry: %+v, want %d corrupt and recompiled", repaired.Cache, len(entries))
+	}
+
+	for name, r := range map[string]xlaCacheReport{"cold": cold, "warm": warm, "repaired": repaired} {
+		if r.Outputs != off.Outputs {
+			t.Errorf("%s process outputs %s, without the cache %s", name, r.Outputs, off.Outputs)
+		}
+		if r.Compiles != off.Compiles {
+			t.Errorf("%s process ran %d graphs for the first time, without the cache %d", name, r.Compiles, off.Compiles)
+		}
+	}
+}
