@@ -1,6 +1,6 @@
 // Package notebooks executes the chapter's GoNB notebooks through real Jupyter and checks them: no error outputs,
 // no silent Go failures, outputs equal to the committed ones after documented sanitizers, and the book-vs-run
-// report (report.go). The test in this package runs it; `go run ./notebooks/cmd/execute` writes executed outputs
+// report (package bookreport). The test in this package runs it; `go run ./notebooks/cmd/execute` writes executed outputs
 // back into the committed notebooks.
 //
 // Environment:

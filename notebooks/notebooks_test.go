@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentrl-go/agentrl/notebooks/bookreport"
 )
 
 // newRunner returns a Runner logging to t, or fails (skips only under AGENTRL_NOTEBOOKS_OPTIONAL=1) when
@@ -240,7 +242,7 @@ func TestNotebooks(t *testing.T) {
 	if len(executed) == len(paths) {
 		sources = nil // the usual case: say nothing, so the file matches the one the execute command writes
 	}
-	rep := Evaluate(Sections(nbs))
+	rep := chapterReport(nbs)
 	if resampled {
 		rep.MarkResampled()
 	}
@@ -286,7 +288,7 @@ func TestCommittedNotebooks(t *testing.T) {
 		}
 		nbs = append(nbs, nb)
 	}
-	rep := Evaluate(Sections(nbs))
+	rep := chapterReport(nbs)
 	if secs, ok := rep.Numerics["unrecorded"]; ok {
 		t.Errorf("the metadata of §%s does not say what computed their outputs: run `go run ./notebooks/cmd/execute` "+
 			"and commit the result", strings.Join(secs, ", §"))
@@ -300,7 +302,16 @@ func TestCommittedNotebooks(t *testing.T) {
 	}
 	if rep.Complete() { // with a section missing, its deviations cannot show
 		for _, k := range rep.StaleDeviations() {
-			t.Errorf("KnownDeviations entry %q matches no failing check: remove it", k)
+			t.Errorf("known deviation %q (notebooks/bookreport/deviations.md) matches no failing check: remove it", k)
 		}
 	}
+}
+
+// chapterReport evaluates the book-vs-run report on what the notebooks printed.
+func chapterReport(nbs []*Notebook) *bookreport.Report {
+	secs := map[string]bookreport.SectionOutput{}
+	for sec, so := range Sections(nbs) {
+		secs[sec] = bookreport.SectionOutput(so)
+	}
+	return bookreport.Evaluate(secs)
 }

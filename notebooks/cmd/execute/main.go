@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/agentrl-go/agentrl/notebooks"
+	"github.com/agentrl-go/agentrl/notebooks/bookreport"
 )
 
 func main() {
@@ -198,7 +199,11 @@ func writeReport(dir string, chapter []string) error {
 		}
 		nbs = append(nbs, nb)
 	}
-	rep := notebooks.Evaluate(notebooks.Sections(nbs))
+	secs := map[string]bookreport.SectionOutput{}
+	for sec, so := range notebooks.Sections(nbs) {
+		secs[sec] = bookreport.SectionOutput(so)
+	}
+	rep := bookreport.Evaluate(secs)
 	reportPath := filepath.Join(dir, "REPORT.md")
 	if err := os.WriteFile(reportPath, []byte(rep.Markdown(nil)), 0o644); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package notebooks
+package bookreport
 
 import (
 	"slices"
@@ -85,13 +85,6 @@ func TestGoFormattedLinesParse(t *testing.T) {
 	if v := rep.byID["C32"].Values; len(v) != 4 || v[0] != 1.82 {
 		t.Errorf("C32 values %v", v)
 	}
-}
-
-// withoutKnownDeviations makes a test see the rules themselves, without our run's documented deviations.
-func withoutKnownDeviations(t *testing.T) {
-	known := KnownDeviations
-	KnownDeviations = nil
-	t.Cleanup(func() { KnownDeviations = known })
 }
 
 func TestPerturbedLinesFail(t *testing.T) {
@@ -223,11 +216,10 @@ func TestComplete(t *testing.T) {
 // TestKnownDeviations checks that a documented deviation masks its own check only, only within its bound, and
 // that an entry no failing check uses is reported stale.
 func TestKnownDeviations(t *testing.T) {
-	withoutKnownDeviations(t)
 	const key = "C14: pass ≤ 0.01"
-	KnownDeviations = map[string]Deviation{key: {
+	setDeviations(t, map[string]Deviation{key: {
 		Why: "test", Bound: "pass ≤ 0.05", Within: func(c *ruleCtx) bool { return c.v(0) <= 0.05 },
-	}}
+	}})
 	tests := []struct {
 		name, line    string
 		status        string

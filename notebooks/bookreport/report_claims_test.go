@@ -1,4 +1,4 @@
-package notebooks
+package bookreport
 
 import (
 	"slices"
