@@ -136,21 +136,3 @@ func (c *Critic) Update(ids []int32, B, T int, oldValues, returns, mask []float3
 	c.st.replace(out[:3*P])
 	return loss, nil
 }
-
-// ValueLoss evaluates arl.value_loss on the host (for tests and reporting): the masked token mean
-// of (v − R)², or with clip > 0 of max((v − R)², (old + clip(v − old, −clip, clip) − R)²).
-func ValueLoss(values, oldValues, returns, mask []float32, clip float64) float64 {
-	num, den := 0.0, 0.0
-	for i, v := range values {
-		e := float64(v) - float64(returns[i])
-		sq := e * e
-		if clip > 0 {
-			d := min(max(float64(v)-float64(oldValues[i]), -clip), clip)
-			ec := float64(oldValues[i]) + d - float64(returns[i])
-			sq = max(sq, ec*ec)
-		}
-		num += sq * float64(mask[i])
-		den += float64(mask[i])
-	}
-	return num / max(den, 1)
-}

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sync"
-
-	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
 // Model is TinyAgent (the book's policy): a causal pre-LN transformer with learned token and
@@ -386,6 +384,3 @@ func (m *Model) Update(b UpdateBatch, lc LossConfig) (UpdateStats, error) {
 	m.st.replace(out[:3*P])
 	return st, nil
 }
-
-// tensorsOf is a helper for tests and serialization: the model's weights in spec order.
-func (m *Model) tensorsOf() []*tensors.Tensor { return m.st.params }

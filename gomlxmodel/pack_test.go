@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
 func TestPackRows(t *testing.T) {
@@ -238,3 +240,6 @@ func TestReadPositions(t *testing.T) {
 		})
 	}
 }
+
+// tensorsOf is a helper for tests: the model's weights in spec order.
+func (m *Model) tensorsOf() []*tensors.Tensor { return m.st.params }
