@@ -4,9 +4,9 @@
 # Prints seconds per step for sampling and for the update (wall and process CPU, medians over rounds), the
 # Go/PyTorch ratios, and the workload of each side (tokens per episode, decode steps per rollout).
 #
-#   gomlxmodel/pytorch_ref/grpo_compare.sh                                     # from the repository root
-#   GOMLX_BACKEND=go gomlxmodel/pytorch_ref/grpo_compare.sh     # force the pure-Go backend
-#   ROUNDS=3 STEPS=5 TORCH_THREADS=1 GOMAXPROCS=1 gomlxmodel/pytorch_ref/grpo_compare.sh
+#   internal/pytorchref/grpo_compare.sh                                     # from the repository root
+#   GOMLX_BACKEND=go internal/pytorchref/grpo_compare.sh     # force the pure-Go backend
+#   ROUNDS=3 STEPS=5 TORCH_THREADS=1 GOMAXPROCS=1 internal/pytorchref/grpo_compare.sh
 #
 # The Go side uses gomlxmodel.Backend(): GOMLX_BACKEND if set, else XLA when a PJRT CPU plugin is installed
 # (go run ./kernelsetup), else the pure-Go backend. PyTorch: Debian's python3-torch via PYTHON (/usr/bin/python3),
@@ -18,7 +18,7 @@ STEPS=${STEPS:-5}
 PYTHON=${PYTHON:-/usr/bin/python3}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-go run ./gomlxmodel/pytorch_ref/dumpgym > "$out/gym.json"
+go run ./internal/pytorchref/dumpgym > "$out/gym.json"
 go test -c -o "$out/agentrl.test" ./agentrl
 for r in $(seq "$ROUNDS"); do
   echo "round $r/$ROUNDS: Go" >&2
@@ -29,7 +29,7 @@ for r in $(seq "$ROUNDS"); do
         v["sample-s/op"], v["update-s/op"], v["sample-cpu-s/op"], v["update-cpu-s/op"], v["tokens/op"], v["tokens/episode"], v["decode-steps/op"]
     }' >> "$out/go.txt"
   echo "round $r/$ROUNDS: PyTorch" >&2
-  (cd gomlxmodel/pytorch_ref && "$PYTHON" grpo_bench.py "$out/gym.json" "$STEPS" 2>/dev/null) |
+  (cd internal/pytorchref && "$PYTHON" grpo_bench.py "$out/gym.json" "$STEPS" 2>/dev/null) |
     sed -n 's/^RESULT //p' >> "$out/torch.txt"
 done
 "$PYTHON" - "$out/go.txt" "$out/torch.txt" <<'PY'

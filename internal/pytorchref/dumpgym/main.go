@@ -4,7 +4,7 @@
 // and after each op (edit, read, test and refused-edit observations, hidden verdict), taken from a real
 // EditBudgetEnv. With RLConfig's one edit per episode, these states are all the sources an episode can see.
 //
-//	go run ./gomlxmodel/pytorch_ref/dumpgym > /tmp/gym.json
+//	go run ./internal/pytorchref/dumpgym > /tmp/gym.json
 package main
 
 import (

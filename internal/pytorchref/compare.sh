@@ -3,9 +3,9 @@
 # and prints the median wall times, the CPU times (all threads), and the ratios GoMLX / PyTorch.
 # On a shared machine, wall times of both suffer from other processes; compare the ratios.
 #
-#   gomlxmodel/pytorch_ref/compare.sh            # from the repository root; ROUNDS=3 by default
-#   ROUNDS=5 PYTHON=/usr/bin/python3 gomlxmodel/pytorch_ref/compare.sh
-#   GOMLX_BACKEND=go gomlxmodel/pytorch_ref/compare.sh   # force the pure-Go backend
+#   internal/pytorchref/compare.sh            # from the repository root; ROUNDS=3 by default
+#   ROUNDS=5 PYTHON=/usr/bin/python3 internal/pytorchref/compare.sh
+#   GOMLX_BACKEND=go internal/pytorchref/compare.sh   # force the pure-Go backend
 #
 # The Go side uses gomlxmodel.Backend(): GOMLX_BACKEND if set, else XLA when a PJRT CPU plugin is
 # installed (go run ./kernelsetup), else the pure-Go backend.
@@ -19,7 +19,7 @@ go test -c -o "$out/gomlxmodel.test" ./gomlxmodel/
 for r in $(seq "$ROUNDS"); do
   (cd gomlxmodel && "$out/gomlxmodel.test" -test.run '^$' -test.bench . -test.benchtime 3x) |
     awk '/^Benchmark/ {name=$1; sub(/^Benchmark/, "", name); sub(/-[0-9]+$/, "", name); print name, $3/1e6, $5}' >> "$out/go.txt"
-  "$PYTHON" gomlxmodel/pytorch_ref/bench.py 3 >> "$out/torch.txt"
+  "$PYTHON" internal/pytorchref/bench.py 3 >> "$out/torch.txt"
 done
 "$PYTHON" - "$out/go.txt" "$out/torch.txt" <<'PY'
 import os, statistics, sys

@@ -6,7 +6,7 @@ token_mean PPO-clip update with Adam (lr 1e-3, grad-norm clip 1) on the padded b
 
 The model is bench.py's TinyAgent blocks (d 64, 4 heads, 3 pre-LN layers, tanh-GELU MLP 192, 256 positions) with
 the Go tokenizer's vocabulary and gomlxmodel's GPT-2 initialisation. The gym is replayed at the token level from
-a JSON dump of the Go one (go run ./gomlxmodel/pytorch_ref/dumpgym > gym.json): same vocabulary, prompts, read
+a JSON dump of the Go one (go run ./internal/pytorchref/dumpgym > gym.json): same vocabulary, prompts, read
 and test observations, hidden verdicts and error observations; calls are parsed like agentrl.ParseCall.
 
     python3 grpo_bench.py gym.json [steps]     # one warm-up step, then `steps` (5) timed steps
