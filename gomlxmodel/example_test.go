@@ -18,7 +18,7 @@ func Example() {
 		Mask:    []float32{0, 1, 1, 0, 1, 1},
 		OldLogp: []float32{0, -3, -3, 0, -3, -3},
 		Adv:     []float32{1, 1, 1, -1, -1, -1}}
-	lc := gomlxmodel.LossConfig{Kind: "ppo", ClipEps: 0.2, Aggregation: "token_mean", LR: 1e-3, MaxGradNorm: 1}
+	lc := gomlxmodel.LossConfig{Kind: gomlxmodel.LossPPO, ClipEps: 0.2, Aggregation: "token_mean", LR: 1e-3, MaxGradNorm: 1}
 	if _, err := m.Update(batch, lc); err != nil {
 		panic(err)
 	}
@@ -70,7 +70,7 @@ func ExampleModel_CopyParams() {
 	ids := []int32{1, 5, 7, 2}
 	batch := gomlxmodel.UpdateBatch{B: 1, T: 4, IDs: ids, Mask: []float32{1, 1, 1}, OldLogp: []float32{-3, -3, -3},
 		Adv: []float32{1, 1, 1}}
-	lc := gomlxmodel.LossConfig{Kind: "reinforce", Aggregation: "token_mean", LR: 1e-2, MaxGradNorm: 1}
+	lc := gomlxmodel.LossConfig{Kind: gomlxmodel.LossReinforce, Aggregation: "token_mean", LR: 1e-2, MaxGradNorm: 1}
 	if _, err := trained.Update(batch, lc); err != nil {
 		panic(err)
 	}

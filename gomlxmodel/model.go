@@ -225,14 +225,24 @@ type UpdateBatch struct {
 	Mask, OldLogp, Adv []float32
 }
 
+// LossKind names the policy loss of Update. Its values are the book's names ("ppo", "reinforce"): a
+// LossKind prints and JSON-encodes as the plain string.
+type LossKind string
+
+const (
+	// LossPPO is the clipped surrogate with ratio exp(logp − OldLogp) and clip range ClipEps.
+	LossPPO LossKind = "ppo"
+	// LossReinforce is −Adv·logp.
+	LossReinforce LossKind = "reinforce"
+)
+
 // LossConfig selects the policy loss of Update.
 //
-// Kind is "ppo" (the clipped surrogate with ratio exp(logp − OldLogp) and clip range ClipEps) or
-// "reinforce" (−Adv·logp). Aggregation is "token_mean" (sum over masked tokens / number of masked
-// tokens of the batch) or "seq_mean_token_mean" (each row's masked token mean, averaged over the B
-// rows). LR is Adam's learning rate; MaxGradNorm > 0 clips the global gradient norm.
+// Kind is LossPPO or LossReinforce. Aggregation is "token_mean" (sum over masked tokens / number of
+// masked tokens of the batch) or "seq_mean_token_mean" (each row's masked token mean, averaged over the
+// B rows). LR is Adam's learning rate; MaxGradNorm > 0 clips the global gradient norm.
 type LossConfig struct {
-	Kind        string
+	Kind        LossKind
 	ClipEps     float64
 	Aggregation string
 	LR          float64
@@ -311,12 +321,12 @@ func (m *Model) Update(b UpdateBatch, lc LossConfig) (UpdateStats, error) {
 	cfg := m.st.cfg
 	var kind string
 	switch lc.Kind {
-	case "ppo":
+	case LossPPO:
 		kind = kindPPO
 		if lc.ClipEps <= 0 {
 			return UpdateStats{}, fmt.Errorf("gomlxmodel: ppo needs ClipEps > 0, got %g", lc.ClipEps)
 		}
-	case "reinforce":
+	case LossReinforce:
 		kind = kindReinforce
 	default:
 		return UpdateStats{}, fmt.Errorf("gomlxmodel: unknown loss kind %q (want ppo or reinforce)", lc.Kind)

@@ -152,7 +152,7 @@ func lossConfigs(lr float64) []LossConfig {
 func TestUpdateReducesLoss(t *testing.T) {
 	cfg := tinyConfig()
 	for _, lc := range lossConfigs(3e-3) {
-		t.Run(lc.Kind+"/"+lc.Aggregation, func(t *testing.T) {
+		t.Run(string(lc.Kind)+"/"+lc.Aggregation, func(t *testing.T) {
 			m := mustNew(t, cfg, 5)
 			b := makeBatch(rand.New(rand.NewPCG(5, 6)), cfg, 5, 11)
 			var first, last UpdateStats
