@@ -3,7 +3,9 @@ package gomlxmodel
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"testing"
 
 	"github.com/agentrl-go/agentrl/gomlxmodel/xlacache"
 )
@@ -20,14 +22,26 @@ const XLACacheEnv = "AGENTRL_XLA_CACHE"
 // XLACacheDirEnv overrides the executable cache's folder.
 const XLACacheDirEnv = "AGENTRL_XLA_CACHE_DIR"
 
+// XLACacheMaxEnv bounds the executable cache's folder, in MiB (default XLACacheDefaultMaxMB; 0 or less: no
+// bound). When a new executable would exceed the bound, the least recently used ones are removed.
+const XLACacheMaxEnv = "AGENTRL_XLA_CACHE_MAX_MB"
+
+// XLACacheDefaultMaxMB is the bound of the executable cache's folder, in MiB, when XLACacheMaxEnv is unset.
+const XLACacheDefaultMaxMB = 512
+
 // XLACacheDir is the executable cache's folder: $AGENTRL_XLA_CACHE_DIR, else xla-executables under the result
-// store's folder ($AGENTRL_CACHE, else agentrl under the user cache folder); "" where none can be named.
+// store's folder ($AGENTRL_CACHE, else agentrl under the user cache folder); "" where none can be named. A test
+// binary gets no default under the user cache folder: its tests run without the cache unless one of the two
+// variables names a folder (this package's TestMain names a temporary one).
 func XLACacheDir() string {
 	if dir := os.Getenv(XLACacheDirEnv); dir != "" {
 		return dir
 	}
 	if dir := os.Getenv("AGENTRL_CACHE"); dir != "" {
 		return filepath.Join(dir, "xla-executables")
+	}
+	if testing.Testing() {
+		return ""
 	}
 	if dir, err := os.UserCacheDir(); err == nil {
 		return filepath.Join(dir, "agentrl", "xla-executables")
@@ -42,6 +56,19 @@ func xlaCacheEnabled() bool {
 		return false
 	}
 	return XLACacheDir() != ""
+}
+
+// xlaCacheLimit is the bound of the executable cache's folder in bytes: $AGENTRL_XLA_CACHE_MAX_MB MiB, else
+// XLACacheDefaultMaxMB MiB; 0 (no bound) for a value of 0 or less.
+func xlaCacheLimit() int64 {
+	mb := int64(XLACacheDefaultMaxMB)
+	if v, err := strconv.ParseInt(strings.TrimSpace(os.Getenv(XLACacheMaxEnv)), 10, 64); err == nil {
+		mb = v
+	}
+	if mb <= 0 {
+		return 0
+	}
+	return mb << 20
 }
 
 // xlaCacheIdentity names what, besides the program, decides the code the plugin at pluginPath compiles: the
@@ -66,7 +93,7 @@ func installXLACache(pluginPath string) {
 	if !ok {
 		return
 	}
-	_ = xlacache.Install(pluginPath, xlacache.NewStore(XLACacheDir(), id))
+	_ = xlacache.Install(pluginPath, xlacache.NewStore(XLACacheDir(), id).SetLimit(xlaCacheLimit()))
 }
 
 // XLACacheStats reports this process's use of the executable cache: programs loaded from it, compiled, found

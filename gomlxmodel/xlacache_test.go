@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -15,6 +16,24 @@ import (
 
 	"github.com/agentrl-go/agentrl/gomlxmodel/xlacache"
 )
+
+// TestMain gives the package's tests an executable cache folder of their own, removed afterwards, so that no
+// test writes to the user's cache folder. A child process of TestXLACacheAcrossProcesses keeps the folder its
+// parent names.
+func TestMain(m *testing.M) {
+	if os.Getenv(xlaCacheChildEnv) != "" {
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "agentrl-xla-executables-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv(XLACacheDirEnv, dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // xlaCacheChildEnv makes TestXLACacheChild run: it is the second (third, ...) process of TestXLACacheAcrossProcesses.
 const xlaCacheChildEnv = "AGENTRL_TEST_XLACACHE_CHILD"

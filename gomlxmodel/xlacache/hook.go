@@ -7,30 +7,30 @@ package xlacache
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
-#include "pjrt_c_api.h"
+#include "pjrt_abi.h" // the part of the PJRT C API used here, checked against go-xla's header by abi_test.go
 
-static const PJRT_Api *real_api;
+static const xc_Api *real_api;
 
-extern PJRT_Error *xlacacheCompile(PJRT_Client_Compile_Args *args);
+extern xc_Error *xlacacheCompile(xc_Client_Compile_Args *args);
 
-static PJRT_Error *cached_compile(PJRT_Client_Compile_Args *args) { return xlacacheCompile(args); }
+static xc_Error *cached_compile(xc_Client_Compile_Args *args) { return xlacacheCompile(args); }
 
 // wrap_plugin loads the plugin at path and returns a copy of its API table whose PJRT_Client_Compile is
 // cached_compile, or NULL with *err set.
-static PJRT_Api *wrap_plugin(const char *path, const char **err) {
+static xc_Api *wrap_plugin(const char *path, const char **err) {
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!h) { *err = dlerror(); return NULL; }
-	typedef const PJRT_Api *(*get_api_fn)(void);
+	typedef const xc_Api *(*get_api_fn)(void);
 	get_api_fn get = (get_api_fn)dlsym(h, "GetPjrtApi");
 	if (!get) { *err = dlerror(); return NULL; }
-	const PJRT_Api *api = get();
+	const xc_Api *api = get();
 	if (!api) { *err = "GetPjrtApi returned NULL"; return NULL; }
-	if (api->struct_size < PJRT_STRUCT_SIZE(PJRT_Api, PJRT_Executable_DeserializeAndLoad)) {
+	if (api->struct_size < xc_Api_NEEDED_SIZE) {
 		*err = "the plugin's PJRT API lacks executable serialization";
 		return NULL;
 	}
-	size_t n = api->struct_size > sizeof(PJRT_Api) ? api->struct_size : sizeof(PJRT_Api);
-	PJRT_Api *copy = calloc(1, n);
+	size_t n = api->struct_size > XC_API_COPY_MIN_BYTES ? api->struct_size : XC_API_COPY_MIN_BYTES;
+	xc_Api *copy = calloc(1, n);
 	if (!copy) { *err = "out of memory"; return NULL; }
 	memcpy(copy, api, api->struct_size);
 	copy->PJRT_Client_Compile = cached_compile;
@@ -38,18 +38,18 @@ static PJRT_Api *wrap_plugin(const char *path, const char **err) {
 	return copy;
 }
 
-static PJRT_Error *real_compile(PJRT_Client_Compile_Args *args) { return real_api->PJRT_Client_Compile(args); }
+static xc_Error *real_compile(xc_Client_Compile_Args *args) { return real_api->PJRT_Client_Compile(args); }
 
 // error_text copies the message of err into a malloc'ed string and destroys err.
-static char *error_text(PJRT_Error *err) {
-	PJRT_Error_Message_Args m = {0};
-	m.struct_size = PJRT_Error_Message_Args_STRUCT_SIZE;
+static char *error_text(xc_Error *err) {
+	xc_Error_Message_Args m = {0};
+	m.struct_size = xc_Error_Message_Args_STRUCT_SIZE;
 	m.error = err;
 	real_api->PJRT_Error_Message(&m);
 	char *s = malloc(m.message_size + 1);
 	if (s) { memcpy(s, m.message, m.message_size); s[m.message_size] = 0; }
-	PJRT_Error_Destroy_Args d = {0};
-	d.struct_size = PJRT_Error_Destroy_Args_STRUCT_SIZE;
+	xc_Error_Destroy_Args d = {0};
+	d.struct_size = xc_Error_Destroy_Args_STRUCT_SIZE;
 	d.error = err;
 	real_api->PJRT_Error_Destroy(&d);
 	return s;
@@ -57,14 +57,14 @@ static char *error_text(PJRT_Error *err) {
 
 // serialize_executable sets *out to a malloc'ed copy of the serialization of loaded (*size bytes), or returns
 // an error message (malloc'ed).
-static char *serialize_executable(PJRT_LoadedExecutable *loaded, char **out, size_t *size) {
-	PJRT_LoadedExecutable_GetExecutable_Args g = {0};
-	g.struct_size = PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE;
+static char *serialize_executable(xc_LoadedExecutable *loaded, char **out, size_t *size) {
+	xc_LoadedExecutable_GetExecutable_Args g = {0};
+	g.struct_size = xc_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE;
 	g.loaded_executable = loaded;
-	PJRT_Error *err = real_api->PJRT_LoadedExecutable_GetExecutable(&g);
+	xc_Error *err = real_api->PJRT_LoadedExecutable_GetExecutable(&g);
 	if (err) return error_text(err);
-	PJRT_Executable_Serialize_Args s = {0};
-	s.struct_size = PJRT_Executable_Serialize_Args_STRUCT_SIZE;
+	xc_Executable_Serialize_Args s = {0};
+	s.struct_size = xc_Executable_Serialize_Args_STRUCT_SIZE;
 	s.executable = g.executable;
 	err = real_api->PJRT_Executable_Serialize(&s);
 	char *msg = NULL;
@@ -80,8 +80,8 @@ static char *serialize_executable(PJRT_LoadedExecutable *loaded, char **out, siz
 		}
 		if (s.serialized_executable_deleter) s.serialized_executable_deleter(s.serialized_executable);
 	}
-	PJRT_Executable_Destroy_Args d = {0};
-	d.struct_size = PJRT_Executable_Destroy_Args_STRUCT_SIZE;
+	xc_Executable_Destroy_Args d = {0};
+	d.struct_size = xc_Executable_Destroy_Args_STRUCT_SIZE;
 	d.executable = g.executable;
 	err = real_api->PJRT_Executable_Destroy(&d);
 	if (err) free(error_text(err));
@@ -90,13 +90,13 @@ static char *serialize_executable(PJRT_LoadedExecutable *loaded, char **out, siz
 
 // deserialize_executable loads a serialization made by serialize_executable into client, or returns an
 // error message (malloc'ed).
-static char *deserialize_executable(PJRT_Client *client, const char *data, size_t size, PJRT_LoadedExecutable **out) {
-	PJRT_Executable_DeserializeAndLoad_Args a = {0};
-	a.struct_size = PJRT_Executable_DeserializeAndLoad_Args_STRUCT_SIZE;
+static char *deserialize_executable(xc_Client *client, const char *data, size_t size, xc_LoadedExecutable **out) {
+	xc_Executable_DeserializeAndLoad_Args a = {0};
+	a.struct_size = xc_Executable_DeserializeAndLoad_Args_STRUCT_SIZE;
 	a.client = client;
 	a.serialized_executable = data;
 	a.serialized_executable_size = size;
-	PJRT_Error *err = real_api->PJRT_Executable_DeserializeAndLoad(&a);
+	xc_Error *err = real_api->PJRT_Executable_DeserializeAndLoad(&a);
 	if (err) return error_text(err);
 	*out = a.loaded_executable;
 	return NULL;
@@ -154,7 +154,7 @@ func Install(pluginPath string, store *Store) error {
 }
 
 //export xlacacheCompile
-func xlacacheCompile(args *C.PJRT_Client_Compile_Args) *C.PJRT_Error {
+func xlacacheCompile(args *C.xc_Client_Compile_Args) *C.xc_Error {
 	store := installed
 	prog := args.program
 	key := store.Key(
@@ -166,7 +166,7 @@ func xlacacheCompile(args *C.PJRT_Client_Compile_Args) *C.PJRT_Error {
 	data, found, readErr := store.Load(key)
 	if found {
 		if readErr == nil {
-			var loaded *C.PJRT_LoadedExecutable
+			var loaded *C.xc_LoadedExecutable
 			msg := C.deserialize_executable(args.client, (*C.char)(unsafe.Pointer(unsafe.SliceData(data))),
 				C.size_t(len(data)), &loaded)
 			if msg == nil {

@@ -9,6 +9,10 @@
 // inputs under the same identity. Entries are written atomically (a temporary file renamed into place) and
 // carry a checksum of their contents; an entry that fails the checksum, or that the plugin refuses to load, is
 // removed and its program compiled again.
+//
+// A store may be bounded (SetLimit): before an entry is written, the least recently used entries are removed
+// until the folder, with the new entry, fits the bound. An entry is used when it is written or loaded (Load
+// sets its modification time), so the order is the order of last use across all processes sharing the folder.
 package xlacache
 
 import (
@@ -20,6 +24,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"time"
 )
 
 // formatVersion names the layout of keys and entries; changing either changes it.
@@ -32,6 +38,7 @@ var magic = []byte(formatVersion + "\n")
 type Store struct {
 	dir      string
 	identity string
+	limit    int64 // the most bytes the folder's entries may take; <= 0: no bound
 }
 
 // NewStore returns the store in dir (created on first write) for executables compiled under identity.
@@ -41,6 +48,16 @@ func NewStore(dir, identity string) *Store {
 
 // Dir returns the store's folder.
 func (s *Store) Dir() string { return s.dir }
+
+// SetLimit bounds the bytes that the files in the store's folder take (entries as written, headers included,
+// and unfinished writes); limit <= 0 removes the bound. It returns s.
+func (s *Store) SetLimit(limit int64) *Store {
+	s.limit = limit
+	return s
+}
+
+// ErrTooLarge is returned by Save for an entry that alone exceeds the store's bound; it is not written.
+var ErrTooLarge = errors.New("xlacache: entry larger than the store's bound")
 
 // Key returns the key of a program: the hex SHA-256 of the store's identity, the program's format and code,
 // and its serialized compile options, each length-prefixed.
@@ -74,11 +91,22 @@ func (s *Store) Load(key string) (data []byte, found bool, err error) {
 	if got := sha256.Sum256(data); !bytes.Equal(got[:], sum) {
 		return nil, true, fmt.Errorf("xlacache: entry %s: checksum mismatch", key)
 	}
+	now := time.Now()
+	_ = os.Chtimes(s.path(key), now, now) // the entry is now the most recently used
 	return data, true, nil
 }
 
-// Save writes data under key atomically: readers see the whole entry or none.
+// Save writes data under key atomically: readers see the whole entry or none. In a bounded store it first
+// removes the least recently used files until the new entry fits, and refuses (ErrTooLarge) an entry larger
+// than the bound.
 func (s *Store) Save(key string, data []byte) error {
+	if s.limit > 0 {
+		size := int64(len(magic) + sha256.Size + len(data))
+		if size > s.limit {
+			return ErrTooLarge
+		}
+		s.makeRoom(s.limit-size, s.path(key))
+	}
 	dir := filepath.Dir(s.path(key))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -113,4 +141,48 @@ func (s *Store) Save(key string, data []byte) error {
 // Remove deletes the entry under key, if any.
 func (s *Store) Remove(key string) {
 	_ = os.Remove(s.path(key))
+}
+
+// makeRoom removes the least recently used files of the store (by modification time; the file at replaced,
+// which the caller is about to overwrite, counts as gone) until the rest take at most budget bytes. Files that
+// vanish meanwhile (removed by another process) are skipped.
+func (s *Store) makeRoom(budget int64, replaced string) {
+	type file struct {
+		path string
+		size int64
+		used time.Time
+	}
+	var files []file
+	var total int64
+	shards, _ := os.ReadDir(s.dir)
+	for _, shard := range shards {
+		if !shard.IsDir() {
+			continue
+		}
+		entries, _ := os.ReadDir(filepath.Join(s.dir, shard.Name()))
+		for _, e := range entries {
+			info, err := e.Info()
+			if err != nil || !info.Mode().IsRegular() {
+				continue
+			}
+			p := filepath.Join(s.dir, shard.Name(), e.Name())
+			if p == replaced {
+				continue
+			}
+			files = append(files, file{p, info.Size(), info.ModTime()})
+			total += info.Size()
+		}
+	}
+	if total <= budget {
+		return
+	}
+	slices.SortFunc(files, func(a, b file) int { return a.used.Compare(b.used) })
+	for _, f := range files {
+		if total <= budget {
+			break
+		}
+		if err := os.Remove(f.path); err == nil || errors.Is(err, fs.ErrNotExist) {
+			total -= f.size
+		}
+	}
 }

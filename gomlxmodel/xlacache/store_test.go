@@ -2,11 +2,14 @@ package xlacache
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"errors"
+	"io/fs"
+	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
+	"time"
 )
 
 // TestStoreRoundTrip: a saved entry loads back as saved; an absent one is not found.
@@ -76,23 +79,97 @@ func TestKeySeparates(t *testing.T) {
 	}
 }
 
-// TestHeaderMatchesGoXLA: pjrt_c_api.h, which hook.go compiles against, is the one go-xla (at the version in
-// go.mod) compiles against, so the API table and argument structs this package reads and writes have the layout
-// go-xla's plugin loading assumes.
-func TestHeaderMatchesGoXLA(t *testing.T) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/gomlx/go-xla").Output()
-	if err != nil {
-		t.Skipf("go list: %v", err)
+// TestStoreEviction: a bounded store removes the least recently used entries (written or loaded longest ago)
+// until a new entry fits, stays within its bound, and refuses an entry larger than the bound.
+func TestStoreEviction(t *testing.T) {
+	data := bytes.Repeat([]byte("x"), 1000)
+	entry := int64(len(magic) + sha256.Size + len(data)) // bytes one entry takes on disk
+	s := NewStore(t.TempDir(), "id").SetLimit(3 * entry)
+	key := func(name string) string { return s.Key([]byte("mlir"), []byte(name), nil) }
+	long := time.Now().Add(-time.Hour)
+	for i, name := range []string{"a", "b", "c"} {
+		if err := s.Save(key(name), data); err != nil {
+			t.Fatal(err)
+		}
+		at := long.Add(time.Duration(i) * time.Minute) // a oldest, then b, then c
+		if err := os.Chtimes(s.path(key(name)), at, at); err != nil {
+			t.Fatal(err)
+		}
 	}
-	theirs, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "pkg", "pjrt", "pjrt_c_api.h"))
-	if err != nil {
-		t.Skipf("go-xla's header: %v", err)
+	if _, found, err := s.Load(key("a")); !found || err != nil { // a becomes the most recently used
+		t.Fatalf("Load a: found=%v err=%v", found, err)
 	}
-	ours, err := os.ReadFile("pjrt_c_api.h")
+	if err := s.Save(key("d"), data); err != nil {
+		t.Fatal(err)
+	}
+	present := func() map[string]bool {
+		got := map[string]bool{}
+		for _, name := range []string{"a", "b", "c", "d", "e"} {
+			_, err := os.Stat(s.path(key(name)))
+			got[name] = err == nil
+		}
+		return got
+	}
+	want := map[string]bool{"a": true, "b": false, "c": true, "d": true, "e": false}
+	if got := present(); !maps.Equal(got, want) {
+		t.Errorf("after saving d: entries %v, want %v (b least recently used)", got, want)
+	}
+	// Overwriting an entry that is there evicts nothing.
+	if err := s.Save(key("c"), data); err != nil {
+		t.Fatal(err)
+	}
+	if got := present(); !maps.Equal(got, want) {
+		t.Errorf("after saving c again: entries %v, want %v", got, want)
+	}
+	// A larger entry makes room for itself from the least recently used: here a, then d, then c.
+	for i, name := range []string{"a", "d", "c"} {
+		at := long.Add(time.Duration(10+i) * time.Minute)
+		if err := os.Chtimes(s.path(key(name)), at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Save(key("e"), bytes.Repeat([]byte("y"), 2*len(data))); err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]bool{"a": false, "b": false, "c": true, "d": false, "e": true}
+	if got := present(); !maps.Equal(got, want) {
+		t.Errorf("after saving a double entry: entries %v, want %v", got, want)
+	}
+	if total := dirBytes(t, s.Dir()); total > 3*entry {
+		t.Errorf("store takes %d bytes, bound %d", total, 3*entry)
+	}
+	if err := s.Save(key("huge"), bytes.Repeat([]byte("z"), int(3*entry))); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("saving an entry larger than the bound: %v, want ErrTooLarge", err)
+	}
+	if got := present(); !maps.Equal(got, want) {
+		t.Errorf("a refused entry removed others: entries %v, want %v", got, want)
+	}
+
+	unbounded := NewStore(t.TempDir(), "id")
+	for _, name := range []string{"a", "b", "c", "d"} {
+		if err := unbounded.Save(unbounded.Key(nil, []byte(name), nil), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := dirBytes(t, unbounded.Dir()); n != 4*entry {
+		t.Errorf("unbounded store takes %d bytes, want %d", n, 4*entry)
+	}
+}
+
+// dirBytes returns the bytes the files under dir take.
+func dirBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	var total int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		total += info.Size()
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(ours, theirs) {
-		t.Fatal("pjrt_c_api.h differs from go-xla's: copy go-xla's header here when go.mod changes its version")
-	}
+	return total
 }
