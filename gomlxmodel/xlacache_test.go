@@ -183,3 +183,27 @@ func TestXLACacheAcrossProcesses(t *testing.T) {
 		}
 	}
 }
+
+// TestXLACacheSettings: a test binary names no cache folder of its own accord (so tests that do not name one
+// run without the cache rather than writing to the user's cache folder), and the bound is read as documented.
+func TestXLACacheSettings(t *testing.T) {
+	t.Setenv(XLACacheDirEnv, "")
+	t.Setenv("AGENTRL_CACHE", "")
+	if dir := XLACacheDir(); dir != "" {
+		t.Errorf("XLACacheDir in a test binary with no folder named: %q, want none", dir)
+	}
+	if xlaCacheEnabled() {
+		t.Error("the cache is on in a test binary with no folder named")
+	}
+	t.Setenv("AGENTRL_CACHE", "/results")
+	if dir := XLACacheDir(); dir != filepath.Join("/results", "xla-executables") {
+		t.Errorf("XLACacheDir under AGENTRL_CACHE: %q", dir)
+	}
+	for v, want := range map[string]int64{"": XLACacheDefaultMaxMB << 20, "junk": XLACacheDefaultMaxMB << 20,
+		"64": 64 << 20, " 8 ": 8 << 20, "0": 0, "-1": 0} {
+		t.Setenv(XLACacheMaxEnv, v)
+		if got := xlaCacheLimit(); got != want {
+			t.Errorf("%s=%q: bound %d bytes, want %d", XLACacheMaxEnv, v, got, want)
+		}
+	}
+}
