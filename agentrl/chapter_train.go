@@ -70,14 +70,17 @@ type IndexedSample struct {
 	Sample  Trajectory
 }
 
-// ContextRolloutBatch is context_rollout_batch: lockstep episodes whose every call is generated from
-// ContextView(keepObs) of the episode so far (keepObs < 0: the full context). It returns the episodes and the
-// per-call samples (view, call) in completion order. A row's KV cache is kept while its view only grows and is
-// rebuilt from the view when masking removed tokens from it.
-func ContextRolloutBatch(model *gomlxmodel.Model, envs []Env, tasks []Task, tok *Tokenizer, keepObs, maxTurns int,
-	temperature float64, rng *rand.Rand) ([]Trajectory, []IndexedSample, error) {
+// ContextRolloutBatch is context_rollout_batch: lockstep episodes whose every call is generated from viewOf's view
+// of the episode so far (KeepObs(-1): the full context). It returns the episodes and the per-call samples (view,
+// call) in completion order. A row's KV cache is kept while its view only grows and is rebuilt from the view when
+// the policy removed tokens from it.
+func ContextRolloutBatch(model *gomlxmodel.Model, envs []Env, tasks []Task, tok *Tokenizer, viewOf ContextPolicy,
+	maxTurns int, temperature float64, rng *rand.Rand) ([]Trajectory, []IndexedSample, error) {
 	if len(envs) != len(tasks) {
 		return nil, nil, fmt.Errorf("context rollout: %d envs for %d tasks", len(envs), len(tasks))
+	}
+	if viewOf == nil {
+		return nil, nil, fmt.Errorf("context rollout: the context policy is nil: pass KeepObs(-1) for the full context")
 	}
 	if V := model.Config().Vocab; V != tok.VocabSize() {
 		return nil, nil, fmt.Errorf("context rollout: model vocabulary %d != tokenizer vocabulary %d", V, tok.VocabSize())
@@ -107,7 +110,10 @@ func ContextRolloutBatch(model *gomlxmodel.Model, envs []Env, tasks []Task, tok 
 			if e.Done || len(calls[b].view) > 0 {
 				continue
 			}
-			view := ContextView(e.IDs, e.Owner, e.Turn, len(e.Actions), keepObs) // a new call starts: fix its view
+			view := viewOf(e.IDs, e.Owner, e.Turn, len(e.Actions)) // a new call starts: fix its view
+			if len(view) == 0 {
+				return nil, nil, fmt.Errorf("context rollout: the context policy gave episode %d an empty view", b)
+			}
 			if !hasPrefix(view, cached[b]) {
 				dec.ResetRow(b)
 				cached[b] = nil
@@ -148,10 +154,10 @@ func ContextRolloutBatch(model *gomlxmodel.Model, envs []Env, tasks []Task, tok 
 }
 
 // EvaluateContext is evaluate_context: behavior statistics of nSamples episodes per task, sampled with
-// ContextView(keepObs) by a generator seeded with seed, on tasks renamed by a generator of their own (seeded from
-// the first's first draw, as Evaluate does: with the full context the two give the same episodes).
-func EvaluateContext(model *gomlxmodel.Model, tasks []Task, tok *Tokenizer, keepObs, nSamples int, seed uint64,
-	cfg RLConfig) (Stats, error) {
+// viewOf's view by a generator seeded with seed, on tasks renamed by a generator of their own (seeded from the
+// first's first draw, as Evaluate does: with the full context the two give the same episodes).
+func EvaluateContext(model *gomlxmodel.Model, tasks []Task, tok *Tokenizer, viewOf ContextPolicy, nSamples int,
+	seed uint64, cfg RLConfig) (Stats, error) {
 	if err := cfg.Validate(); err != nil {
 		return Stats{}, err
 	}
@@ -168,17 +174,17 @@ func EvaluateContext(model *gomlxmodel.Model, tasks []Task, tok *Tokenizer, keep
 			batchTasks, envs = append(batchTasks, RandomizeNames(t, names)), append(envs, env)
 		}
 	}
-	trajs, _, err := ContextRolloutBatch(model, envs, batchTasks, tok, keepObs, cfg.MaxTurns, cfg.Temperature, rng)
+	trajs, _, err := ContextRolloutBatch(model, envs, batchTasks, tok, viewOf, cfg.MaxTurns, cfg.Temperature, rng)
 	if err != nil {
 		return Stats{}, err
 	}
 	return BehaviorStats(trajs), nil
 }
 
-// TrainContext is train_context: steps GRPO steps on a copy of base, sampling with ContextRolloutBatch so that
-// every call sees the last keepObs observations, and training on the per-call samples. Each call carries the
-// group advantage of its episode. The run's generator is seeded with cfg.Seed.
-func TrainContext(base *gomlxmodel.Model, tasks []Task, tok *Tokenizer, keepObs int, cfg RLConfig, steps int) (*gomlxmodel.Model, error) {
+// TrainContext is train_context: steps GRPO steps (ContextStep) on a copy of base, every call seeing viewOf's view
+// of its episode. The run's generator is seeded with cfg.Seed.
+func TrainContext(base *gomlxmodel.Model, tasks []Task, tok *Tokenizer, viewOf ContextPolicy, cfg RLConfig,
+	steps int) (*gomlxmodel.Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -188,34 +194,49 @@ func TrainContext(base *gomlxmodel.Model, tasks []Task, tok *Tokenizer, keepObs 
 	}
 	rng, prog := NewRNG(cfg.Seed), NewProgress("train_context", steps)
 	for step := range steps {
-		batchTasks, err := StepTasks(tasks, cfg, rng)
+		trajs, err := ContextStep(policy, tasks, tok, viewOf, cfg, rng)
 		if err != nil {
-			return nil, fmt.Errorf("train_context: %w", err)
-		}
-		envs, err := MakeEnvs(EnvFactoryOf(cfg), len(batchTasks))
-		if err != nil {
-			return nil, err
-		}
-		trajs, samples, err := ContextRolloutBatch(policy, envs, batchTasks, tok, keepObs, cfg.MaxTurns, cfg.Temperature, rng)
-		if err != nil {
-			return nil, fmt.Errorf("train_context step %d: %w", step, err)
-		}
-		rewards := make([]float32, len(trajs))
-		for b, t := range trajs {
-			rewards[b] = float32(t.Reward)
-		}
-		episodeAdv := ComputeAdvantages(rewards, cfg.GroupSize) // [E]
-		calls, adv := make([]Trajectory, len(samples)), make([]float32, len(samples))
-		for i, s := range samples {
-			calls[i], adv[i] = s.Sample, episodeAdv[s.Episode]
-		}
-		batch := Collate(calls, tok.PadID)
-		if _, err := RLUpdate(policy, batch, BroadcastAdvantages(adv, batch.Mask()), cfg, rng); err != nil {
 			return nil, fmt.Errorf("train_context step %d: %w", step, err)
 		}
 		prog.Done(step, fmt.Sprintf("pass %.2f", BehaviorStats(trajs).PassRate))
 	}
 	return policy, nil
+}
+
+// ContextStep is one step of train_context: it samples a step's episodes with ContextRolloutBatch, every call
+// generated from viewOf's view, and trains policy in place on the per-call samples, each call carrying the group
+// advantage of its episode. It draws only from rng and returns the episodes.
+func ContextStep(policy *gomlxmodel.Model, tasks []Task, tok *Tokenizer, viewOf ContextPolicy, cfg RLConfig,
+	rng *rand.Rand) ([]Trajectory, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	batchTasks, err := StepTasks(tasks, cfg, rng)
+	if err != nil {
+		return nil, err
+	}
+	envs, err := MakeEnvs(EnvFactoryOf(cfg), len(batchTasks))
+	if err != nil {
+		return nil, err
+	}
+	trajs, samples, err := ContextRolloutBatch(policy, envs, batchTasks, tok, viewOf, cfg.MaxTurns, cfg.Temperature, rng)
+	if err != nil {
+		return nil, err
+	}
+	rewards := make([]float32, len(trajs))
+	for b, t := range trajs {
+		rewards[b] = float32(t.Reward)
+	}
+	episodeAdv := ComputeAdvantages(rewards, cfg.GroupSize) // [E]
+	calls, adv := make([]Trajectory, len(samples)), make([]float32, len(samples))
+	for i, s := range samples {
+		calls[i], adv[i] = s.Sample, episodeAdv[s.Episode]
+	}
+	batch := Collate(calls, tok.PadID)
+	if _, err := RLUpdate(policy, batch, BroadcastAdvantages(adv, batch.Mask()), cfg, rng); err != nil {
+		return nil, err
+	}
+	return trajs, nil
 }
 
 func hasPrefix(s, prefix []int32) bool {

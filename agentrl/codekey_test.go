@@ -98,13 +98,16 @@ func TestCellCodeKeys(t *testing.T) {
 				"return must(agentrl.TrainedRun(store, rlBase(), tok, trainTasks, costCfg, 40, \"\", nil)) // GRPO", false},
 			{"a doc comment", "// WarmCritic is 12.2's critic warm-up", "// WarmCritic warms the critic", false},
 		}},
-		{"12.4.go", []keyInput{{root: "contextPolicies"}}, []struct {
+		{"12.4.go", []keyInput{{at: "func KeepObs("}, {root: "contextPolicies"}, {at: "Step: func(run *agentrl.Run"}}, []struct {
 			name, old, new string
 			changes        bool
 		}{
 			{"the training loop's advantages", "episodeAdv[s.Episode]", "-episodeAdv[s.Episode]", true},
 			{"the context view", "if keepObs < 0 {", "if keepObs <= 0 {", true},
-			{"the run's context", "TrainContext(rlBase(), trainTasks, tok, 1,", "TrainContext(rlBase(), trainTasks, tok, 2,", true},
+			{"the run's context", "contextRun(KeepObs(1),", "contextRun(KeepObs(2),", true},
+			{"the sampler's view", "view := viewOf(e.IDs, e.Owner, e.Turn, len(e.Actions))",
+				"view := viewOf(e.IDs[1:], e.Owner[1:], e.Turn[1:], len(e.Actions))", true},
+			{"the run's anchor", "run.Policy.SetAnchor(base)", "run.Policy.SetAnchor(nil)", true},
 			{"a trailing comment", "episodeAdv := agentrl.ComputeAdvantages(rewards, cfg.GroupSize) // [E]",
 				"episodeAdv := agentrl.ComputeAdvantages(rewards, cfg.GroupSize) // [E] per episode", false},
 			{"a doc comment", "// TrainContext is train_context", "// TrainContext trains", false},

@@ -86,6 +86,8 @@
 //	arl.pad_rows(rows, length, value)          PadRows(rows, width, pad) []int32
 //	arl.behavior_stats(trajs)                  BehaviorStats(trajs) Stats; InfoStats(infos) for env logs
 //	context_view (#@save)                      ContextView(ids, owner, turn, k, keepObs) (chapter.go; keepObs < 0 is None)
+//	keep_obs=n (the samplers' argument)        KeepObs(n) ContextPolicy (ours: a context policy is a function of the
+//	                                               episode so far, so a reader's own view replaces it)
 //	(the call grammar)                         CallText(tool, args...), ParseCall(text); ToolRead, ToolEdit, ToolTest, ToolSubmit
 //
 // Training, evaluation and results (the chapter's own #@save code is in chapter.go and chapter_train.go):
@@ -121,8 +123,9 @@
 //	per_call_rewards (#@save)                  PerCallRewards(trajs, mask, stepPenalty)
 //	masked_whiten (#@save)                     MaskedWhiten(x, mask)
 //	call_sample (#@save)                       CallSample(episode, view, callIDs, callLogp)
-//	context_rollout_batch (#@save)             ContextRolloutBatch(model, envs, tasks, tok, keepObs, maxTurns, temperature, rng)
-//	evaluate_context (#@save)                  EvaluateContext(model, tasks, tok, keepObs, nSamples, seed, cfg)
+//	context_rollout_batch (#@save)             ContextRolloutBatch(model, envs, tasks, tok, viewOf, maxTurns, temperature, rng)
+//	train_context (#@save)                     TrainContext(base, tasks, tok, viewOf, cfg, steps); ContextStep (one step)
+//	evaluate_context (#@save)                  EvaluateContext(model, tasks, tok, viewOf, nSamples, seed, cfg)
 //	(cells run as separate programs)           Store, DefaultStore, Key, Cached, RunCodec, ModelCodec, CriticCodec
 //	(ours, §12.7's remedies, run)              RewardSpec.FreeCalls (a free allowance of calls);
 //	                                               TrainRampedPenalty (a step cost ramped in over training,

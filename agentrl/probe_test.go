@@ -17,7 +17,7 @@ func TestCallProbs(t *testing.T) {
 	}
 	// Every call the masked sampler drew must have, as its CallProbs probability in the view it was drawn from,
 	// the product of its sampling probabilities.
-	_, samples, err := ContextRolloutBatch(policy, envs, tasks, tok, 1, 6, 1, NewRNG(3))
+	_, samples, err := ContextRolloutBatch(policy, envs, tasks, tok, KeepObs(1), 6, 1, NewRNG(3))
 	if err != nil {
 		t.Fatal(err)
 	}

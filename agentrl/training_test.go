@@ -313,7 +313,7 @@ func TestContextRolloutReproducesLockstep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eps, samples, err := ContextRolloutBatch(policy, envs(), tasks, tok, -1, 6, 1, NewRNG(5))
+	eps, samples, err := ContextRolloutBatch(policy, envs(), tasks, tok, KeepObs(-1), 6, 1, NewRNG(5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +363,7 @@ func TestContextRolloutReproducesLockstep(t *testing.T) {
 		}
 	}
 	// Masking changes the views: keepObs 0 never shows tool tokens.
-	maskedEps, masked, err := ContextRolloutBatch(policy, envs(), tasks, tok, 0, 6, 1, NewRNG(5))
+	maskedEps, masked, err := ContextRolloutBatch(policy, envs(), tasks, tok, KeepObs(0), 6, 1, NewRNG(5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -690,12 +690,12 @@ func TestTrainContext(t *testing.T) {
 	bad := cfg
 	bad.GroupSize = 0
 	for _, tc := range badRuns(train, cfg, bad) {
-		if _, err := TrainContext(base, tc.tasks, tok, 1, tc.cfg, 2); err == nil {
+		if _, err := TrainContext(base, tc.tasks, tok, KeepObs(1), tc.cfg, 2); err == nil {
 			t.Errorf("%s: no error", tc.name)
 		}
 	}
 	fingerprint := func(keepObs int) string {
-		p, err := TrainContext(base, train, tok, keepObs, cfg, 2)
+		p, err := TrainContext(base, train, tok, KeepObs(keepObs), cfg, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1044,7 +1044,7 @@ func TestEvaluateContextFullIsEvaluate(t *testing.T) {
 		keepObs int
 		same    bool
 	}{{-1, true}, {0, false}} {
-		got, err := EvaluateContext(policy, tasks, tok, tt.keepObs, 4, 7, cfg)
+		got, err := EvaluateContext(policy, tasks, tok, KeepObs(tt.keepObs), 4, 7, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1054,7 +1054,7 @@ func TestEvaluateContextFullIsEvaluate(t *testing.T) {
 	}
 	bad := cfg
 	bad.Temperature = 0
-	if _, err := EvaluateContext(policy, tasks, tok, -1, 4, 7, bad); err == nil {
+	if _, err := EvaluateContext(policy, tasks, tok, KeepObs(-1), 4, 7, bad); err == nil {
 		t.Error("temperature 0: no error")
 	}
 }

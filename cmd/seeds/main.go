@@ -488,7 +488,7 @@ func (l lab) runSeed(seed uint64) (outcome, error) {
 	}
 
 	masked, err := agentrl.Cached(store, agentrl.Key("train_context", l.baseID, 1, cfg), agentrl.ModelCodec,
-		func() (*gomlxmodel.Model, error) { return agentrl.TrainContext(base, train, tok, 1, cfg, 40) })
+		func() (*gomlxmodel.Model, error) { return agentrl.TrainContext(base, train, tok, agentrl.KeepObs(1), cfg, 40) })
 	if err != nil {
 		return o, err
 	}
@@ -500,7 +500,7 @@ func (l lab) runSeed(seed uint64) (outcome, error) {
 		{def.Policy, -1, &o.fullCtx}, {def.Policy, 1, &o.fullMasked},
 		{masked, -1, &o.maskedFull}, {masked, 1, &o.maskedOwn}, {masked, 0, &o.mask0},
 	} {
-		if *e.into, err = agentrl.EvaluateContext(e.policy, heldout, tok, e.keepObs, 16, 7, cfg); err != nil {
+		if *e.into, err = agentrl.EvaluateContext(e.policy, heldout, tok, agentrl.KeepObs(e.keepObs), 16, 7, cfg); err != nil {
 			return o, err
 		}
 	}

@@ -38,6 +38,18 @@ func ContextView(ids []int32, owner []agentrl.Owner, turn []int32, k, keepObs in
 	return view
 }
 
+// ContextPolicy is a context policy: the token ids the policy sees before call k of an episode whose tokens so far
+// are ids, with their owners and turns. It must not modify its arguments; the view it returns may share memory
+// with ids and is not modified by its callers.
+type ContextPolicy func(ids []int32, owner []agentrl.Owner, turn []int32, k int) []int32
+
+// KeepObs is the chapter's context policy: ContextView with keepObs = n (n < 0: None, the full context).
+func KeepObs(n int) ContextPolicy {
+	return func(ids []int32, owner []agentrl.Owner, turn []int32, k int) []int32 {
+		return ContextView(ids, owner, turn, k, n)
+	}
+}
+
 // CallSample is call_sample: one call as its own Trajectory, ids = view + call, with the action mask and the
 // sampling log-probs on the call's tokens only. Reward and Info are the episode's.
 func CallSample(episode agentrl.Trajectory, view, callIDs []int32, callLogp []float32) agentrl.Trajectory {
@@ -51,14 +63,17 @@ func CallSample(episode agentrl.Trajectory, view, callIDs []int32, callLogp []fl
 		Reward: episode.Reward, Info: episode.Info}
 }
 
-// ContextRolloutBatch is context_rollout_batch: lockstep episodes whose every call is generated from
-// ContextView(keepObs) of the episode so far (keepObs < 0: the full context). It returns the episodes and the
-// per-call samples (view, call) in completion order. A row's KV cache is kept while its view only grows and is
-// rebuilt from the view when masking removed tokens from it.
-func ContextRolloutBatch(model *gomlxmodel.Model, envs []agentrl.Env, tasks []agentrl.Task, tok *agentrl.Tokenizer, keepObs, maxTurns int,
-	temperature float64, rng *rand.Rand) ([]agentrl.Trajectory, []agentrl.IndexedSample, error) {
+// ContextRolloutBatch is context_rollout_batch: lockstep episodes whose every call is generated from viewOf's view
+// of the episode so far (KeepObs(-1): the full context). It returns the episodes and the per-call samples (view,
+// call) in completion order. A row's KV cache is kept while its view only grows and is rebuilt from the view when
+// the policy removed tokens from it.
+func ContextRolloutBatch(model *gomlxmodel.Model, envs []agentrl.Env, tasks []agentrl.Task, tok *agentrl.Tokenizer, viewOf ContextPolicy,
+	maxTurns int, temperature float64, rng *rand.Rand) ([]agentrl.Trajectory, []agentrl.IndexedSample, error) {
 	if len(envs) != len(tasks) {
 		return nil, nil, fmt.Errorf("context rollout: %d envs for %d tasks", len(envs), len(tasks))
+	}
+	if viewOf == nil {
+		return nil, nil, fmt.Errorf("context rollout: the context policy is nil: pass KeepObs(-1) for the full context")
 	}
 	if V := model.Config().Vocab; V != tok.VocabSize() {
 		return nil, nil, fmt.Errorf("context rollout: model vocabulary %d != tokenizer vocabulary %d", V, tok.VocabSize())
@@ -88,7 +103,10 @@ func ContextRolloutBatch(model *gomlxmodel.Model, envs []agentrl.Env, tasks []ag
 			if e.Done || len(calls[b].view) > 0 {
 				continue
 			}
-			view := ContextView(e.IDs, e.Owner, e.Turn, len(e.Actions), keepObs) // a new call starts: fix its view
+			view := viewOf(e.IDs, e.Owner, e.Turn, len(e.Actions)) // a new call starts: fix its view
+			if len(view) == 0 {
+				return nil, nil, fmt.Errorf("context rollout: the context policy gave episode %d an empty view", b)
+			}
 			if !hasPrefix(view, cached[b]) {
 				dec.ResetRow(b)
 				cached[b] = nil
@@ -149,10 +167,10 @@ func anyActive(episodes []*agentrl.Episode) bool {
 	return false
 }
 
-// TrainContext is train_context: steps GRPO steps on a copy of base, sampling with ContextRolloutBatch so that
-// every call sees the last keepObs observations, and training on the per-call samples. Each call carries the
-// group advantage of its episode. The run's generator is seeded with cfg.Seed.
-func TrainContext(base *gomlxmodel.Model, tasks []agentrl.Task, tok *agentrl.Tokenizer, keepObs int, cfg agentrl.RLConfig, steps int) (*gomlxmodel.Model, error) {
+// TrainContext is train_context: steps GRPO steps (ContextStep) on a copy of base, every call seeing viewOf's view
+// of its episode. The run's generator is seeded with cfg.Seed.
+func TrainContext(base *gomlxmodel.Model, tasks []agentrl.Task, tok *agentrl.Tokenizer, viewOf ContextPolicy, cfg agentrl.RLConfig,
+	steps int) (*gomlxmodel.Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -162,29 +180,8 @@ func TrainContext(base *gomlxmodel.Model, tasks []agentrl.Task, tok *agentrl.Tok
 	}
 	rng, prog := agentrl.NewRNG(cfg.Seed), agentrl.NewProgress("train_context", steps)
 	for step := range steps {
-		batchTasks, err := agentrl.StepTasks(tasks, cfg, rng)
+		trajs, err := ContextStep(policy, tasks, tok, viewOf, cfg, rng)
 		if err != nil {
-			return nil, fmt.Errorf("train_context: %w", err)
-		}
-		envs, err := agentrl.MakeEnvs(agentrl.EnvFactoryOf(cfg), len(batchTasks))
-		if err != nil {
-			return nil, err
-		}
-		trajs, samples, err := ContextRolloutBatch(policy, envs, batchTasks, tok, keepObs, cfg.MaxTurns, cfg.Temperature, rng)
-		if err != nil {
-			return nil, fmt.Errorf("train_context step %d: %w", step, err)
-		}
-		rewards := make([]float32, len(trajs))
-		for b, t := range trajs {
-			rewards[b] = float32(t.Reward)
-		}
-		episodeAdv := agentrl.ComputeAdvantages(rewards, cfg.GroupSize) // [E]
-		calls, adv := make([]agentrl.Trajectory, len(samples)), make([]float32, len(samples))
-		for i, s := range samples {
-			calls[i], adv[i] = s.Sample, episodeAdv[s.Episode]
-		}
-		batch := agentrl.Collate(calls, tok.PadID)
-		if _, err := agentrl.RLUpdate(policy, batch, agentrl.BroadcastAdvantages(adv, batch.Mask()), cfg, rng); err != nil {
 			return nil, fmt.Errorf("train_context step %d: %w", step, err)
 		}
 		prog.Done(step, fmt.Sprintf("pass %.2f", agentrl.BehaviorStats(trajs).PassRate))
@@ -192,11 +189,47 @@ func TrainContext(base *gomlxmodel.Model, tasks []agentrl.Task, tok *agentrl.Tok
 	return policy, nil
 }
 
+// ContextStep is one step of train_context: it samples a step's episodes with ContextRolloutBatch, every call
+// generated from viewOf's view, and trains policy in place on the per-call samples, each call carrying the group
+// advantage of its episode. It draws only from rng and returns the episodes.
+func ContextStep(policy *gomlxmodel.Model, tasks []agentrl.Task, tok *agentrl.Tokenizer, viewOf ContextPolicy, cfg agentrl.RLConfig,
+	rng *rand.Rand) ([]agentrl.Trajectory, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	batchTasks, err := agentrl.StepTasks(tasks, cfg, rng)
+	if err != nil {
+		return nil, err
+	}
+	envs, err := agentrl.MakeEnvs(agentrl.EnvFactoryOf(cfg), len(batchTasks))
+	if err != nil {
+		return nil, err
+	}
+	trajs, samples, err := ContextRolloutBatch(policy, envs, batchTasks, tok, viewOf, cfg.MaxTurns, cfg.Temperature, rng)
+	if err != nil {
+		return nil, err
+	}
+	rewards := make([]float32, len(trajs))
+	for b, t := range trajs {
+		rewards[b] = float32(t.Reward)
+	}
+	episodeAdv := agentrl.ComputeAdvantages(rewards, cfg.GroupSize) // [E]
+	calls, adv := make([]agentrl.Trajectory, len(samples)), make([]float32, len(samples))
+	for i, s := range samples {
+		calls[i], adv[i] = s.Sample, episodeAdv[s.Episode]
+	}
+	batch := agentrl.Collate(calls, tok.PadID)
+	if _, err := agentrl.RLUpdate(policy, batch, agentrl.BroadcastAdvantages(adv, batch.Mask()), cfg, rng); err != nil {
+		return nil, err
+	}
+	return trajs, nil
+}
+
 // EvaluateContext is evaluate_context: behavior statistics of nSamples episodes per task, sampled with
-// ContextView(keepObs) by a generator seeded with seed, on tasks renamed by a generator of their own (seeded from
-// the first's first draw, as Evaluate does: with the full context the two give the same episodes).
-func EvaluateContext(model *gomlxmodel.Model, tasks []agentrl.Task, tok *agentrl.Tokenizer, keepObs, nSamples int, seed uint64,
-	cfg agentrl.RLConfig) (agentrl.Stats, error) {
+// viewOf's view by a generator seeded with seed, on tasks renamed by a generator of their own (seeded from the
+// first's first draw, as Evaluate does: with the full context the two give the same episodes).
+func EvaluateContext(model *gomlxmodel.Model, tasks []agentrl.Task, tok *agentrl.Tokenizer, viewOf ContextPolicy, nSamples int,
+	seed uint64, cfg agentrl.RLConfig) (agentrl.Stats, error) {
 	if err := cfg.Validate(); err != nil {
 		return agentrl.Stats{}, err
 	}
@@ -213,7 +246,7 @@ func EvaluateContext(model *gomlxmodel.Model, tasks []agentrl.Task, tok *agentrl
 			batchTasks, envs = append(batchTasks, agentrl.RandomizeNames(t, names)), append(envs, env)
 		}
 	}
-	trajs, _, err := ContextRolloutBatch(model, envs, batchTasks, tok, keepObs, cfg.MaxTurns, cfg.Temperature, rng)
+	trajs, _, err := ContextRolloutBatch(model, envs, batchTasks, tok, viewOf, cfg.MaxTurns, cfg.Temperature, rng)
 	if err != nil {
 		return agentrl.Stats{}, err
 	}
@@ -227,13 +260,31 @@ var contextPolicies = []struct {
 	{"full", func() *gomlxmodel.Model {
 		return must(agentrl.TrainedRun(store, rlBase(), tok, trainTasks, agentrl.DefaultRLConfig(), 40, "", nil)).Policy
 	}},
-	{"keep_obs=1", func() *gomlxmodel.Model {
-		key := agentrl.Key("12.4/train_context", must(agentrl.Fingerprint(rlBase())), 1, agentrl.DefaultRLConfig(),
-			must(agentrl.CodeHash("contextPolicies")))
-		return must(agentrl.Cached(store, key, agentrl.ModelCodec, func() (*gomlxmodel.Model, error) {
-			return TrainContext(rlBase(), trainTasks, tok, 1, agentrl.DefaultRLConfig(), 40)
-		}))
-	}},
+	{"keep_obs=1", func() *gomlxmodel.Model { return contextRun(KeepObs(1), agentrl.DefaultRLConfig(), 40).Policy }},
+}
+
+// contextRun is TrainContext's run of steps steps with viewOf on the training tasks, stored and resumable after an
+// interrupt: its steps are ContextStep's, drawing from one generator seeded with cfg.Seed as TrainContext's do, so
+// it trains the policy TrainContext returns. Its key holds viewOf's code and contextPolicies' (where the n of
+// KeepObs(n) is written: a function's code does not show the values it captures).
+func contextRun(viewOf ContextPolicy, cfg agentrl.RLConfig, steps int) *agentrl.Run {
+	base := rlBase()
+	key := agentrl.Key("12.4/train_context", must(agentrl.Fingerprint(base)), cfg, steps, must(agentrl.FuncCode(viewOf)),
+		must(agentrl.CodeHash("contextPolicies")))
+	return must(agentrl.ResumableRun(store, key, agentrl.Loop{Name: "train_context", Steps: steps, Seed: cfg.Seed,
+		Start: func() (*agentrl.Run, error) {
+			policy, err := base.Clone()
+			return &agentrl.Run{Policy: policy}, err
+		},
+		Step: func(run *agentrl.Run, step int, rng *rand.Rand) error {
+			run.Policy.SetAnchor(base) // cfg.KLCoef's reference, also after a resume
+			trajs, err := ContextStep(run.Policy, trainTasks, tok, viewOf, cfg, rng)
+			if err == nil {
+				run.History = append(run.History, agentrl.StepStats{Step: step, Stats: agentrl.BehaviorStats(trajs)})
+			}
+			return err
+		},
+	}))
 }
 
 // keepName prints keepObs as the book does (None for the full context).
@@ -255,7 +306,7 @@ func callSequences(policy *gomlxmodel.Model, keepObs int) map[string]int {
 			tasks, envs = append(tasks, agentrl.RandomizeNames(t, names)), append(envs, must(agentrl.MakeEnv(cfg)))
 		}
 	}
-	trajs, _, err := ContextRolloutBatch(policy, envs, tasks, tok, keepObs, cfg.MaxTurns, cfg.Temperature, agentrl.NewRNG(7))
+	trajs, _, err := ContextRolloutBatch(policy, envs, tasks, tok, KeepObs(keepObs), cfg.MaxTurns, cfg.Temperature, agentrl.NewRNG(7))
 	if err != nil {
 		panic(err)
 	}
