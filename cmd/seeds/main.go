@@ -488,7 +488,9 @@ func (l lab) runSeed(seed uint64) (outcome, error) {
 	}
 
 	masked, err := agentrl.Cached(store, agentrl.Key("train_context", l.baseID, 1, cfg), agentrl.ModelCodec,
-		func() (*gomlxmodel.Model, error) { return agentrl.TrainContext(base, train, tok, agentrl.KeepObs(1), cfg, 40) })
+		func() (*gomlxmodel.Model, error) {
+			return agentrl.TrainContext(base, train, tok, agentrl.KeepObs(1), cfg, 40)
+		})
 	if err != nil {
 		return o, err
 	}
