@@ -1,6 +1,7 @@
 package agentrl
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -206,22 +207,92 @@ func pick(probs []float64, rng *rand.Rand) int {
 	return len(probs) - 1
 }
 
+// BaseOption changes how BaseFrom, TrainBase and BaseConfig.Demonstrations make the base agent. Options are
+// applied in order; an invalid one is an error before anything is keyed, loaded or trained.
+type BaseOption func(*baseOptions) error
+
+// baseOptions are the base agent's seams; the zero value is the chapter's base agent.
+type baseOptions struct {
+	env      EnvFactory // the demonstrations' environments; nil: the chapter's EditBudgetEnv
+	keyParts []any      // what the options add to the base agent's key
+}
+
+// WithBaseEnv plays the demonstrations in environments that factory makes, one per demonstration, instead of the
+// chapter's EditBudgetEnv (c.MaxTurns turns, the hidden-test reward, one edit), so that the base agent is trained
+// on what a reader's environment shows. The scripted calls stay the same: factory's environments must answer
+// them and let an episode run c.MaxTurns turns. factory's code is part of the base agent's key (FuncCode), and so
+// are params: the values factory captures that its code does not show, which must be JSON-encodable. A factory of
+// the library's own code (EnvFactoryOf(cfg)) has no code of its own in the key, so it needs params that tell its
+// settings apart (WithBaseEnv(EnvFactoryOf(cfg), cfg)).
+func WithBaseEnv(factory EnvFactory, params ...any) BaseOption {
+	return func(o *baseOptions) error {
+		if factory == nil {
+			return errors.New("WithBaseEnv(nil): pass an EnvFactory, or leave the option out for the chapter's environment")
+		}
+		if o.env != nil {
+			return errors.New("WithBaseEnv given twice: pass one EnvFactory")
+		}
+		code, err := FuncCode(factory)
+		if err != nil {
+			return fmt.Errorf("WithBaseEnv: %w", err)
+		}
+		if code == "" && len(params) == 0 {
+			return errors.New("WithBaseEnv: the factory is the library's own code, which does not tell its settings apart: pass them as params, as in WithBaseEnv(EnvFactoryOf(cfg), cfg)")
+		}
+		for i, p := range params {
+			if _, err := json.Marshal(p); err != nil {
+				return fmt.Errorf("WithBaseEnv: parameter %d (%T) cannot be keyed: %w; pass numbers, strings or structs of them", i, p, err)
+			}
+		}
+		o.env = factory
+		o.keyParts = append(o.keyParts, "env", code, params)
+		return nil
+	}
+}
+
+// applyBaseOptions applies opts in order (fn names the caller).
+func applyBaseOptions(fn string, opts []BaseOption) (*baseOptions, error) {
+	o := &baseOptions{}
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("agentrl: %s: option %d is nil: leave it out", fn, i)
+		}
+		if err := opt(o); err != nil {
+			return nil, fmt.Errorf("agentrl: %s: %w", fn, err)
+		}
+	}
+	return o, nil
+}
+
 // Demonstrations plays c.Demos + c.MappingDemos scripted episodes on renamed copies of tasks in the real
-// environment, so their token layout is exactly what the sampler produces.
-func (c BaseConfig) Demonstrations(tasks []Task, tok *Tokenizer) ([]Trajectory, error) {
+// environment (or WithBaseEnv's), so their token layout is exactly what the sampler produces.
+func (c BaseConfig) Demonstrations(tasks []Task, tok *Tokenizer, opts ...BaseOption) ([]Trajectory, error) {
+	o, err := applyBaseOptions("Demonstrations", opts)
+	if err != nil {
+		return nil, err
+	}
+	return c.demonstrations(tasks, tok, o)
+}
+
+// demonstrations is Demonstrations with its options applied.
+func (c BaseConfig) demonstrations(tasks []Task, tok *Tokenizer, o *baseOptions) ([]Trajectory, error) {
 	rng := NewRNG(c.Seed)
 	reward, err := MakeReward("hidden", RewardOptions{})
 	if err != nil {
 		return nil, err
+	}
+	newEnv := o.env
+	if newEnv == nil {
+		newEnv = func() (Env, error) { return NewEditBudgetEnv(c.MaxTurns, reward, 1) }
 	}
 	demos := make([]Trajectory, 0, c.Demos+c.MappingDemos)
 	readID := tok.Encode(ToolRead)[0]
 	for i := range c.Demos + c.MappingDemos {
 		mapping := i >= c.Demos
 		task := RandomizeNames(tasks[rng.IntN(len(tasks))], rng)
-		env, err := NewEditBudgetEnv(c.MaxTurns, reward, 1)
+		env, err := newEnv()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("demonstration %d: %w", i, err)
 		}
 		e := NewEpisode(env, task, tok, c.MaxTurns, ContextLen)
 		calls, failed := c.demoCalls(task, mapping, rng), false
@@ -251,18 +322,22 @@ func (c BaseConfig) Demonstrations(tasks []Task, tok *Tokenizer) ([]Trajectory, 
 
 // TrainBase trains a fresh TinyAgent on the demonstrations: c.Steps Adam steps of token-mean cross-entropy on
 // the policy tokens of c.BatchSize demonstrations drawn at random, the learning rate decaying linearly from
-// c.LR to c.LR/10.
-func TrainBase(tasks []Task, tok *Tokenizer, c BaseConfig) (*gomlxmodel.Model, error) {
+// c.LR to c.LR/10. opts change how (WithBaseEnv: the demonstrations' environment).
+func TrainBase(tasks []Task, tok *Tokenizer, c BaseConfig, opts ...BaseOption) (*gomlxmodel.Model, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	return trainBase(tasks, tok, c, nil)
+	o, err := applyBaseOptions("TrainBase", opts)
+	if err != nil {
+		return nil, err
+	}
+	return trainBase(tasks, tok, c, o, nil)
 }
 
 // trainBase is TrainBase, resumed from the progress res holds and saving its progress there. c is valid (its
 // callers, TrainBase and BaseFrom, validate it).
-func trainBase(tasks []Task, tok *Tokenizer, c BaseConfig, res *resumer) (*gomlxmodel.Model, error) {
-	demos, err := c.Demonstrations(tasks, tok)
+func trainBase(tasks []Task, tok *Tokenizer, c BaseConfig, o *baseOptions, res *resumer) (*gomlxmodel.Model, error) {
+	demos, err := c.demonstrations(tasks, tok, o)
 	if err != nil {
 		return nil, fmt.Errorf("base agent: %w", err)
 	}
@@ -312,12 +387,18 @@ func MakeRLBase(tok *Tokenizer) (*gomlxmodel.Model, error) {
 	return BaseFrom(store, tok, DefaultBaseConfig())
 }
 
-// BaseKey is the cache key of the base agent trained with c for tok.
-func BaseKey(tok *Tokenizer, c BaseConfig) string { return Key("rl_base", c, tok.Itos) }
+// BaseKey is the cache key of the base agent trained with c for tok (without options).
+func BaseKey(tok *Tokenizer, c BaseConfig) string { return baseKey(tok, c, &baseOptions{}) }
 
-// BaseFrom returns the base agent trained with c, from store when present. An invalid c is an error, before
-// anything is looked up or trained.
-func BaseFrom(store *Store, tok *Tokenizer, c BaseConfig) (*gomlxmodel.Model, error) {
+// baseKey is the cache key of the base agent trained with c and the options o for tok; o adds nothing to the key
+// of the chapter's base agent.
+func baseKey(tok *Tokenizer, c BaseConfig, o *baseOptions) string {
+	return Key("rl_base", append([]any{c, tok.Itos}, o.keyParts...)...)
+}
+
+// BaseFrom returns the base agent trained with c and opts (WithBaseEnv), from store when present. An invalid c or
+// option is an error, before anything is looked up or trained.
+func BaseFrom(store *Store, tok *Tokenizer, c BaseConfig, opts ...BaseOption) (*gomlxmodel.Model, error) {
 	switch {
 	case store == nil:
 		return nil, errors.New("agentrl: BaseFrom: the store is nil: open one with DefaultStore or OpenStore")
@@ -327,11 +408,15 @@ func BaseFrom(store *Store, tok *Tokenizer, c BaseConfig) (*gomlxmodel.Model, er
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	return cachedResumable(store, BaseKey(tok, c), ModelCodec, func(res *resumer) (*gomlxmodel.Model, error) {
+	o, err := applyBaseOptions("BaseFrom", opts)
+	if err != nil {
+		return nil, err
+	}
+	return cachedResumable(store, baseKey(tok, c, o), ModelCodec, func(res *resumer) (*gomlxmodel.Model, error) {
 		tasks, err := MakeTasks(SplitTrain)
 		if err != nil {
 			return nil, err
 		}
-		return trainBase(tasks, tok, c, res)
+		return trainBase(tasks, tok, c, o, res)
 	})
 }

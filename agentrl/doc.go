@@ -96,7 +96,8 @@
 //	cfg.reward = make_reward('hidden', ...)    RLConfig.Reward = RewardSpec{Kind, StepPenalty, WrongSubmit, InvalidPenalty}
 //	arl.make_env(cfg)                          MakeEnv(cfg) (Env, error); EnvFactoryOf(cfg); env_factory=... EnvFactory
 //	torch.Generator().manual_seed(s)           NewRNG(s)
-//	arl.make_rl_base(tok)                      MakeRLBase(tok); BaseFrom(store, tok, BaseConfig); TrainBase
+//	arl.make_rl_base(tok)                      MakeRLBase(tok); BaseFrom(store, tok, BaseConfig, opts...); TrainBase;
+//	                                               WithBaseEnv (ours: the demonstrations' environment)
 //	arl.make_critic(policy)                    gomlxmodel.NewCritic(policy, seed)
 //	model(ids) / copy.deepcopy(model)          gomlxmodel.Model.Logits / Model.Clone
 //	arl.sample_next(logits, temperature, g)    SampleNext(logits, temperature, rng) (id, logp)
