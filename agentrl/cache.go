@@ -327,6 +327,10 @@ type Run struct {
 	Critic  *gomlxmodel.Critic
 	History []StepStats
 	Log     []Info
+	// LogTask[i] is the index, among its step's episodes (StepBatch.Trajs and Tasks; LogTask[i] / GroupSize is
+	// its prompt), of the episode whose terminal info is Log[i]: LogByStep splits both alike. TrainedRun fills it;
+	// nil when the run's loop does not.
+	LogTask []int
 	// Metrics holds the run's own per-step metrics (WithMetric): Metrics[name][k] is step k's value. Nil without
 	// any.
 	Metrics map[string][]float64
@@ -344,7 +348,7 @@ var RunCodec = Codec[*Run]{
 				sectionBuffers.Put(b)
 			}
 		}()
-		if err := gob.NewEncoder(rec).Encode(runRecord{r.History, r.Log, r.Critic != nil, metricSeries(r.Metrics)}); err != nil {
+		if err := gob.NewEncoder(rec).Encode(runRecord{r.History, r.Log, r.LogTask, r.Critic != nil, metricSeries(r.Metrics)}); err != nil {
 			return err
 		}
 		if _, err := r.Policy.WriteTo(policy); err != nil {
@@ -389,7 +393,7 @@ var RunCodec = Codec[*Run]{
 		if err != nil {
 			return nil, err
 		}
-		run := &Run{Policy: policy, History: rec.History, Log: rec.Log}
+		run := &Run{Policy: policy, History: rec.History, Log: rec.Log, LogTask: rec.LogTask}
 		for _, m := range rec.Metrics {
 			if run.Metrics == nil {
 				run.Metrics = make(map[string][]float64, len(rec.Metrics))
@@ -412,6 +416,7 @@ var sectionBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 type runRecord struct {
 	History   []StepStats
 	Log       []Info
+	LogTask   []int
 	HasCritic bool
 	Metrics   []series // by name; none for a run without metrics
 }

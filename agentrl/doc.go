@@ -69,7 +69,8 @@
 //	single_turn (#@save)                       SingleTurn (chapter.go)
 //	MixedTurnEnv (#@save)                      MixedTurnEnv (chapter.go), NewMixedTurnEnv
 //	arl.LoggedEnv(env, log)                    LoggedEnv{Env: env, Log: &log}
-//	arl.log_by_step(history, log)              LogByStep(history []StepStats, log []Info)
+//	arl.log_by_step(history, log)              LogByStep(history []StepStats, log []Info); also of Run.LogTask (ours: each
+//	                                               logged episode's index among its step's episodes)
 //	arl.OWNER                                  Owner; OwnerTemplate, OwnerPrompt, OwnerPolicy, OwnerTool; OwnerNames
 //	arl.MAX_CALL_TOKENS                        MaxCallTokens (8)
 //	getattr(model, 'max_len', 256)             ContextLen (256)

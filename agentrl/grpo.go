@@ -39,7 +39,7 @@ func TrainRLSchedule(policy *gomlxmodel.Model, tasks []Task, tok *Tokenizer, ste
 
 // trainRL runs steps len(run.History) to steps-1 of a TrainRLSchedule run on run.Policy, drawing from src and
 // appending to run.History; o holds the seams (advantages, metrics, critic: run.Critic); with logEpisodes every
-// episode's terminal info is appended to run.Log; res saves its progress. A nil factory makes each step's
+// episode's terminal info is appended to run.Log, and its task's index to run.LogTask; res saves its progress. A nil factory makes each step's
 // environments with MakeEnv(cfgAt(step)).
 func trainRL(run *Run, src *rand.PCG, tasks []Task, tok *Tokenizer, steps int, cfgAt func(step int) RLConfig,
 	factory EnvFactory, o *runOptions, logEpisodes bool, res *resumer) error {
@@ -56,7 +56,7 @@ func trainRL(run *Run, src *rand.PCG, tasks []Task, tok *Tokenizer, steps int, c
 			if stepFactory == nil {
 				stepFactory = EnvFactoryOf(cfg)
 			}
-			stepFactory = Logged(stepFactory, &run.Log)
+			stepFactory = loggedTasks(stepFactory, run)
 		}
 		t0 := time.Now()
 		trajs, stepTasks, err := SampleStep(run.Policy, stepFactory, tasks, tok, cfg, rng)
@@ -265,6 +265,50 @@ func Logged(factory EnvFactory, log *[]Info) EnvFactory {
 		}
 		return &LoggedEnv{Env: env, Log: log}, nil
 	}
+}
+
+// loggedTasks wraps every environment of factory in a taskLog of run whose task is the number of environments
+// made before it: the sampler makes one per task of the step, in the order of the step's tasks.
+func loggedTasks(factory EnvFactory, run *Run) EnvFactory {
+	made := 0
+	return func() (Env, error) {
+		task := made
+		made++
+		env, err := factory()
+		if err != nil {
+			return nil, err
+		}
+		return &taskLog{Env: env, run: run, task: task}, nil
+	}
+}
+
+// taskLog is LoggedEnv for a run: it appends the terminal Info of its episode to run.Log and the episode's task
+// index to run.LogTask.
+type taskLog struct {
+	Env
+	run  *Run
+	task int
+}
+
+// Step delegates and logs the info of a terminal step.
+func (l *taskLog) Step(action string) (string, float64, bool, Info) {
+	obs, reward, done, info := l.Env.Step(action)
+	if done {
+		l.log(info)
+	}
+	return obs, reward, done, info
+}
+
+// Stop delegates and logs the terminal info.
+func (l *taskLog) Stop(reason string) (float64, Info) {
+	reward, info := l.Env.Stop(reason)
+	l.log(info)
+	return reward, info
+}
+
+func (l *taskLog) log(info Info) {
+	l.run.Log = append(l.run.Log, info)
+	l.run.LogTask = append(l.run.LogTask, l.task)
 }
 
 // CallTexts returns the text of each call of an episode, in order, without the <call> </call> brackets.

@@ -78,3 +78,43 @@ func TestMixtureMetricsLeaveTheRun(t *testing.T) {
 		}
 	}
 }
+
+// TestLogTaskJoinsEpisodes checks that a TrainedRun's LogTask joins its episode log back to each step's episodes:
+// step k's log entry i is the terminal info of the step's episode LogTask[k][i], every episode logged once.
+func TestLogTaskJoinsEpisodes(t *testing.T) {
+	tok, train := testSetup(t)
+	base := tinyPolicy(t, tok)
+	cfg := DefaultRLConfig()
+	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns = 2, 4, 3
+	const steps = 3
+	var sampled [][]Info // each step's episodes' infos, in the step's order
+	record := func(s StepBatch) float64 {
+		infos := make([]Info, len(s.Trajs))
+		for i, tr := range s.Trajs {
+			infos[i] = tr.Info
+		}
+		sampled = append(sampled, infos)
+		return 0
+	}
+	run := must(TrainedRun(mustStore(t), base, tok, train, cfg, steps, "", nil, WithMetric("record", record)))
+	logs, err := LogByStep(run.History, run.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := LogByStep(run.History, run.LogTask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range logs {
+		seen := make([]bool, len(sampled[k]))
+		for i, task := range tasks[k] {
+			if task < 0 || task >= len(seen) || seen[task] {
+				t.Fatalf("step %d: log entry %d names episode %d (of %d, or again)", k, i, task, len(seen))
+			}
+			seen[task] = true
+			if logs[k][i] != sampled[k][task] {
+				t.Errorf("step %d: log entry %d is %+v, its episode %d ended with %+v", k, i, logs[k][i], task, sampled[k][task])
+			}
+		}
+	}
+}

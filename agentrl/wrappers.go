@@ -47,9 +47,10 @@ func (l LoggedEnv) Stop(reason string) (float64, Info) {
 }
 
 // LogByStep is arl.log_by_step: it splits a run's flat env log into one slice per training step, step k holding
-// the next history[k].Episodes infos. The steps' episodes must add up to len(log).
-func LogByStep(history []StepStats, log []Info) ([][]Info, error) {
-	out := make([][]Info, len(history))
+// the next history[k].Episodes entries. The steps' episodes must add up to len(log). It splits a run's LogTask as
+// it splits its Log.
+func LogByStep[E any](history []StepStats, log []E) ([][]E, error) {
+	out := make([][]E, len(history))
 	at := 0
 	for k, h := range history {
 		n := h.Episodes
