@@ -70,7 +70,7 @@ func TestCellCodeKeys(t *testing.T) {
 			{"a blank line", "\te.Done = true\n", "\n\te.Done = true\n", false},
 			{"code it does not reach", "func malformedPerTurn(", "func malformedPerTurn2(", false},
 		}},
-		{"12.6.go", []keyInput{{at: "func mixedFactory()"}}, []struct {
+		{"12.6.go", []keyInput{{at: "func mixedFactory()"}, {at: "return func(s agentrl.StepBatch) float64"}}, []struct {
 			name, old, new string
 			changes        bool
 		}{
@@ -78,6 +78,8 @@ func TestCellCodeKeys(t *testing.T) {
 			{"the environment's Step", "if done || !e.Single {", "if done || e.Single {", true},
 			{"the environment's grading", "e.FinalInfo(true)", "e.FinalInfo(false)", true},
 			{"the factory's configuration", "var mixedCfg = agentrl.DefaultRLConfig()", "var mixedCfg = agentrl.RLConfig{}", true},
+			{"the per-format metric's verdict", "t.Info.Submitted && t.Info.HiddenPass {\n\t\t\t\t\tpassed++",
+				"t.Info.HiddenPass {\n\t\t\t\t\tpassed++", true},
 			{"a doc comment", "// Reset marks a task", "// Reset flags a task", false},
 			{"a comment in a body", "\te.Done = true\n", "\t// single-turn: one call\n\te.Done = true\n", false},
 			{"a trailing comment", "e.Done = true\n", "e.Done = true // graded\n", false},

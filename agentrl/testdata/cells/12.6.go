@@ -68,8 +68,39 @@ func singles(tasks []agentrl.Task) []agentrl.Task {
 	return out
 }
 
+// formatPass is a step's batch pass rate on single-turn (single) or multi-turn tasks, NaN when the step drew none.
+func formatPass(single bool) agentrl.MetricFunc {
+	return func(s agentrl.StepBatch) float64 {
+		episodes, passed := 0, 0
+		for i, t := range s.Trajs {
+			if strings.Contains(s.Tasks[i].Issue, "\n") == single {
+				episodes++
+				if t.Info.Submitted && t.Info.HiddenPass {
+					passed++
+				}
+			}
+		}
+		if episodes == 0 {
+			return math.NaN()
+		}
+		return float64(passed) / float64(episodes)
+	}
+}
+
 func mixedRun() *agentrl.Run {
-	return must(agentrl.TrainedRun(store, rlBase(), tok, append(slices.Clone(trainTasks), singles(trainTasks)...), mixedCfg, 40, "mixed_turn", mixedFactory))
+	return must(agentrl.TrainedRun(store, rlBase(), tok, append(slices.Clone(trainTasks), singles(trainTasks)...), mixedCfg, 40, "mixed_turn", mixedFactory,
+		agentrl.WithMetric("single-turn pass", formatPass(true)), agentrl.WithMetric("multi-turn pass", formatPass(false))))
+}
+
+// meanRate is the mean of per-step rates, leaving out the steps that have none (NaN).
+func meanRate(rates []float64) float64 {
+	sum, n := 0.0, 0
+	for _, r := range rates {
+		if !math.IsNaN(r) {
+			sum, n = sum+r, n+1
+		}
+	}
+	return sum / float64(n)
 }
 
 func main() {
