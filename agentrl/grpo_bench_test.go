@@ -11,7 +11,7 @@ import (
 // temperature 1, token_mean PPO, one Adam step with grad-norm clip 1; the learning rate does not change the work) on the 20 training tasks, from a
 // fresh seeded TinyAgent (DefaultConfig). One untimed step first compiles the graphs; each iteration is then one
 // more step of the same run: SampleStep (64 episodes, lockstep KV-cache sampling), then Collate,
-// ComputeAdvantages and RLUpdate. gomlxmodel/pytorch_ref/grpo_bench.py is the PyTorch port of the same step and
+// ComputeAdvantages and RLUpdate. internal/pytorchref/grpo_bench.py is the PyTorch port of the same step and
 // grpo_compare.sh runs both.
 //
 // Metrics per step: sample-s and update-s (wall), sample-cpu-s and update-cpu-s (process CPU, all threads),
