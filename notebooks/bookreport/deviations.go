@@ -99,9 +99,6 @@ func deviationBounds() map[string]func(*ruleCtx) bool {
 			return c.v(1) <= 0.05+1e-9 && c.v(3) >= 0.90-1e-9 && math.Abs(c.v(0)-0.20) <= 0.04+1e-9 &&
 				c.v(4) <= 2.7+1e-9 && c.v(5) <= 0.26+1e-9
 		},
-		"C32: windows 2–4 ≤ 1.1": func(c *ruleCtx) bool {
-			return max(c.v(1), c.v(2), c.v(3)) <= 1.20+1e-9 && c.v(3) <= 1.10+1e-9
-		},
 		"F2c: overshoot: reads (5-step average) peak at step 12 ± 5, at least 0.10 above steps 30–39": func(c *ruleCtx) bool {
 			peak, settled := c.aux("figure 12.2 default", 0), c.aux("figure 12.2 default", 2)
 			return peak < settled+0.10 && settled >= 0.85-1e-9 && settled <= 1.20+1e-9
