@@ -120,10 +120,30 @@ func installStatus() {
 		return
 	}
 	installOnce.Do(func() {
-		id := "agentrl-status-" + gonbui.UniqueID()
-		agentrl.ProgressOutput = NewStatus(func(text string) { gonbui.SendData(statusDisplay(id, text)) })
+		id, shown := "agentrl-status-"+gonbui.UniqueID(), false
+		agentrl.ProgressOutput = NewStatus(func(text string) {
+			gonbui.SendData(statusDisplay(id, text))
+			if !shown { // the block's place is where it first shows: above what the cell prints next
+				shown = true
+				syncWithin(time.Second)
+			}
+		})
 		agentrl.ProgressInterval = min(agentrl.ProgressInterval, NotebookProgressInterval)
 	})
+}
+
+// syncWithin waits until GoNB has passed on what was sent to it, so that the cell's stdout written afterwards shows
+// below it (GoNB reads stdout and displays on separate pipes), or until d has passed.
+func syncWithin(d time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		gonbui.Sync()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
 }
 
 // statusDisplay is the display that shows text: plain text, and the same as small grey preformatted HTML.
