@@ -24,10 +24,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentrl-go/agentrl/internal/section"
 
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 	"github.com/agentrl-go/agentrl/internal/setup"
@@ -165,26 +166,8 @@ func Chapter(dir string) ([]string, error) {
 		return nil, err
 	}
 	paths = slices.DeleteFunc(paths, func(p string) bool { return !chapterName.MatchString(filepath.Base(p)) })
-	slices.SortFunc(paths, func(a, b string) int { return compareSections(Section(a), Section(b)) })
+	slices.SortFunc(paths, func(a, b string) int { return section.Compare(Section(a), Section(b)) })
 	return paths, nil
-}
-
-// compareSections orders "12.2" before "12.10".
-func compareSections(a, b string) int {
-	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < min(len(pa), len(pb)); i++ {
-		x, errx := strconv.Atoi(pa[i])
-		y, erry := strconv.Atoi(pb[i])
-		switch {
-		case errx != nil || erry != nil:
-			if c := strings.Compare(pa[i], pb[i]); c != 0 {
-				return c
-			}
-		case x != y:
-			return x - y
-		}
-	}
-	return len(pa) - len(pb)
 }
 
 // Select keeps the notebooks named in spec, a comma-separated list of sections ("12.1") or file names (with or
@@ -217,7 +200,7 @@ func Select(paths []string, spec string) ([]string, error) {
 			return nil, fmt.Errorf("no notebook matches %q", name)
 		}
 	}
-	slices.SortFunc(out, func(a, b string) int { return compareSections(Section(a), Section(b)) })
+	slices.SortFunc(out, func(a, b string) int { return section.Compare(Section(a), Section(b)) })
 	return out, nil
 }
 

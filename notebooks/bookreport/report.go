@@ -7,8 +7,9 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/agentrl-go/agentrl/internal/section"
 )
 
 // BookLine is one printed line of the book, or one claim the book makes of a figure or in its prose (Claims).
@@ -176,7 +177,7 @@ type SectionOutput struct {
 // Evaluate builds the report from what each section printed (keyed by section, "12.1").
 func Evaluate(sections map[string]SectionOutput) *Report {
 	rep := &Report{byID: map[string]*LineResult{}, Numerics: map[string][]string{}, sectionNumerics: map[string]string{}}
-	for _, sec := range slices.SortedFunc(maps.Keys(sections), compareSections) {
+	for _, sec := range slices.SortedFunc(maps.Keys(sections), section.Compare) {
 		if so := sections[sec]; so.Exists {
 			n := cmp.Or(so.Numerics, "unrecorded")
 			rep.Numerics[n] = append(rep.Numerics[n], sec)
@@ -262,24 +263,6 @@ func (rep *Report) apply(r *LineResult, devs map[string]Deviation) {
 		}
 	}
 	r.Checks = c.checks
-}
-
-// compareSections orders "12.2" before "12.10".
-func compareSections(a, b string) int {
-	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
-	for i := range min(len(pa), len(pb)) {
-		x, errx := strconv.Atoi(pa[i])
-		y, erry := strconv.Atoi(pb[i])
-		switch {
-		case errx != nil || erry != nil:
-			if c := strings.Compare(pa[i], pb[i]); c != 0 {
-				return c
-			}
-		case x != y:
-			return x - y
-		}
-	}
-	return len(pa) - len(pb)
 }
 
 // MarkResampled says that the report reads another realization of the chapter than the committed one: outputs
