@@ -3,7 +3,9 @@ package notebooks
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -137,6 +139,7 @@ func TestHarness(t *testing.T) {
 const (
 	reportFile    = "REPORT.md"
 	runReportFile = "REPORT.run.md" // ignored by git
+	timesFile     = "TIMES.run.txt" // ignored by git: each notebook's wall time in the last TestNotebooks
 )
 
 // TestReportFiles: only a run that reproduced every committed output writes the committed REPORT.md.
@@ -196,11 +199,14 @@ func TestNotebooks(t *testing.T) {
 
 	executed := map[string]*Notebook{}
 	resampled := false // some notebook was computed under other numerics than its committed outputs
+	var times timings
+	defer func() { times.write(t, timesFile) }()
 	for _, p := range selected {
 		t.Run(strings.TrimSuffix(filepath.Base(p), ".ipynb"), func(t *testing.T) {
 			res, err := r.Check(ctx, p, out, san)
 			if res != nil {
 				t.Logf("%s executed in %.1fs", filepath.Base(p), res.Wall.Seconds())
+				times.add(filepath.Base(p), res)
 			}
 			if err != nil {
 				if res != nil {
@@ -314,4 +320,62 @@ func chapterReport(nbs []*Notebook) *bookreport.Report {
 		secs[sec] = bookreport.SectionOutput(so)
 	}
 	return bookreport.Evaluate(secs)
+}
+
+// timings are the wall times of the notebooks a TestNotebooks run executed, with what the result store did for each.
+type timings []timing
+
+type timing struct {
+	name             string
+	wall             time.Duration
+	computed, loaded int
+}
+
+func (ts *timings) add(name string, res *Result) {
+	computed, loaded := storeActivity(res.Executed)
+	*ts = append(*ts, timing{name, res.Wall, computed, loaded})
+}
+
+// write prints the timings to file, one notebook a line and their sum, so that CI can show how long the chapter
+// took and whether its results were computed (a cold store) or loaded (a warm one).
+func (ts timings) write(t *testing.T, file string) {
+	if len(ts) == 0 {
+		return
+	}
+	var b strings.Builder
+	var total time.Duration
+	computed, loaded := 0, 0
+	for _, x := range ts {
+		fmt.Fprintf(&b, "%-45s %7.1f s | results computed %3d, loaded %3d\n", x.name, x.wall.Seconds(), x.computed, x.loaded)
+		total += x.wall
+		computed += x.computed
+		loaded += x.loaded
+	}
+	fmt.Fprintf(&b, "%-45s %7.1f s | results computed %3d, loaded %3d\n", "all", total.Seconds(), computed, loaded)
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Errorf("writing %s: %v", file, err)
+	}
+}
+
+// storeActivity counts the results that a notebook's status blocks say were computed and loaded.
+func storeActivity(nb *Notebook) (computed, loaded int) {
+	for _, c := range nb.CodeCells() {
+		for _, o := range c.Outputs {
+			var text Text
+			if raw, ok := o.Data["text/plain"]; !ok || json.Unmarshal(raw, &text) != nil {
+				continue
+			}
+			for _, line := range strings.Split(string(text), "\n") {
+				switch {
+				case strings.HasPrefix(line, "cache: computed ") && !strings.Contains(line, "could not"):
+					computed++
+				case strings.HasPrefix(line, "cache: loaded "):
+					n := 1
+					fmt.Sscanf(line, "cache: loaded %d stored results", &n)
+					loaded += n
+				}
+			}
+		}
+	}
+	return computed, loaded
 }
