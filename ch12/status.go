@@ -3,6 +3,7 @@ package ch12
 import (
 	"fmt"
 	"html"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -55,7 +56,7 @@ func (s *Status) take(line string) {
 		s.live = line
 	case isCache && strings.HasPrefix(rest, "loaded "):
 		key := strings.TrimPrefix(rest, "loaded ")
-		if !containsString(s.loaded, key) {
+		if !slices.Contains(s.loaded, key) {
 			s.loaded = append(s.loaded, key)
 		}
 		s.live = ""
@@ -96,15 +97,6 @@ func abbreviate(items []string, n int) string {
 		return strings.Join(items, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // NotebookProgressInterval is the least time between two progress lines in a notebook, where a line is redrawn in
