@@ -58,7 +58,29 @@ type BaseConfig struct {
 	// (FINDINGS.md, "Why our 0.05 penalty reads so soon"). At 0 the demonstrations' random stream is what it was
 	// without it.
 	GiveUpAfterReadProb float64 `json:",omitempty"`
+	// LateSubmitProb is the chance that a stalling demonstration submits instead of making its next stalling
+	// call: the demonstrator gives up late rather than never. It is 0 in the calibrated mix, whose stalls run
+	// until the budget is used up; at 0 the demonstrations' random stream is what it was without it.
+	LateSubmitProb float64 `json:",omitempty"`
+	// Malformed names the slips a demonstration's malformed call is drawn from: MalformedNearMiss (the zero
+	// value: a valid tool with a missing or extra argument, or an unknown tool) or MalformedUnknownTool (a word
+	// that is not a tool, where the tool belongs).
+	Malformed MalformedSet `json:",omitempty"`
+	// Obs is the observation format of the demonstrations' environments (RLConfig.Obs of the runs that start
+	// from this base agent).
+	Obs ObsFormat `json:",omitempty"`
 }
+
+// MalformedSet names the slips of the demonstrations' malformed calls (BaseConfig.Malformed).
+type MalformedSet string
+
+// Malformed-call sets.
+const (
+	// MalformedNearMiss: "edit" without its op, "submit test", "test test", "read submit", or an op as the tool.
+	MalformedNearMiss MalformedSet = ""
+	// MalformedUnknownTool: an op, or a word of the gym's observations, where the tool belongs.
+	MalformedUnknownTool MalformedSet = "unknown_tool"
+)
 
 // DefaultBaseConfig is the calibrated demonstration mix and training schedule.
 func DefaultBaseConfig() BaseConfig {
@@ -107,7 +129,7 @@ func (c BaseConfig) Validate() error {
 		{"SubmitFirstProb", c.SubmitFirstProb}, {"ReadProb", c.ReadProb}, {"ReadRightProb", c.ReadRightProb},
 		{"SubmitProb", c.SubmitProb}, {"StallTestProb", c.StallTestProb}, {"StallOnFailProb", c.StallOnFailProb},
 		{"MalformedProb", c.MalformedProb}, {"MappingRightProb", c.MappingRightProb}, {"RereadProb", c.RereadProb},
-		{"GiveUpAfterReadProb", c.GiveUpAfterReadProb},
+		{"GiveUpAfterReadProb", c.GiveUpAfterReadProb}, {"LateSubmitProb", c.LateSubmitProb},
 	} {
 		check(!(p.v >= 0 && p.v <= 1), "%s = %g, want a probability in [0, 1]", p.name, p.v)
 	}
@@ -124,6 +146,11 @@ func (c BaseConfig) Validate() error {
 		}
 		check(len(probs) == 0 || !(math.Abs(sum-1) <= 1e-9), "%s = %v, want probabilities that sum to 1", name, probs)
 	}
+	check(c.Malformed != MalformedNearMiss && c.Malformed != MalformedUnknownTool, "Malformed = %q, want %q or %q",
+		c.Malformed, MalformedNearMiss, MalformedUnknownTool)
+	if err := c.Obs.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("Obs: %w", err))
+	}
 	distribution("TestsAfterEdit", c.TestsAfterEdit, true)
 	distribution("BlindTestsAfterEdit", c.BlindTestsAfterEdit, false)
 	if err := errors.Join(errs...); err != nil {
@@ -134,7 +161,10 @@ func (c BaseConfig) Validate() error {
 
 // malformedCalls are calls the gym answers with an error observation: a missing or extra argument, or an
 // unknown tool.
-var malformedCalls = [][]string{{"edit"}, {"submit", "test"}, {"test", "test"}, {"read", "submit"}, {OpComparison}}
+var malformedCalls = map[MalformedSet][][]string{
+	MalformedNearMiss:    {{"edit"}, {"submit", "test"}, {"test", "test"}, {"read", "submit"}, {OpComparison}},
+	MalformedUnknownTool: {{OpComparison}, {OpInit}, {OpReturn}, {"applied"}, {"passed"}},
+}
 
 // demoCalls scripts the calls of one demonstration episode on task; a mapping demonstration always reads and
 // then applies the right op.
@@ -179,7 +209,8 @@ func (c BaseConfig) demoCalls(task Task, mapping bool, rng *rand.Rand) [][]strin
 	}
 	if rng.Float64() < c.MalformedProb {
 		at := rng.IntN(len(calls))
-		calls = append(calls[:at], append([][]string{malformedCalls[rng.IntN(len(malformedCalls))]}, calls[at:]...)...)
+		slips := malformedCalls[c.Malformed]
+		calls = append(calls[:at], append([][]string{slips[rng.IntN(len(slips))]}, calls[at:]...)...)
 	}
 	return calls
 }
@@ -187,6 +218,9 @@ func (c BaseConfig) demoCalls(task Task, mapping bool, rng *rand.Rand) [][]strin
 // stall appends stalling calls to calls until the turn budget is used up.
 func (c BaseConfig) stall(calls [][]string, rng *rand.Rand) [][]string {
 	for len(calls) < c.MaxTurns {
+		if c.LateSubmitProb > 0 && rng.Float64() < c.LateSubmitProb {
+			return append(calls, []string{ToolSubmit})
+		}
 		if rng.Float64() < c.StallTestProb {
 			calls = append(calls, []string{ToolTest})
 		} else {
@@ -283,7 +317,13 @@ func (c BaseConfig) demonstrations(tasks []Task, tok *Tokenizer, o *baseOptions)
 	}
 	newEnv := o.env
 	if newEnv == nil {
-		newEnv = func() (Env, error) { return NewEditBudgetEnv(c.MaxTurns, reward, 1) }
+		newEnv = func() (Env, error) {
+			env, err := NewEditBudgetEnv(c.MaxTurns, reward, 1)
+			if err == nil {
+				env.Obs = c.Obs
+			}
+			return env, err
+		}
 	}
 	demos := make([]Trajectory, 0, c.Demos+c.MappingDemos)
 	readID := tok.Encode(ToolRead)[0]
@@ -295,10 +335,10 @@ func (c BaseConfig) demonstrations(tasks []Task, tok *Tokenizer, o *baseOptions)
 			return nil, fmt.Errorf("demonstration %d: %w", i, err)
 		}
 		e := NewEpisode(env, task, tok, c.MaxTurns, ContextLen)
-		calls, failed := c.demoCalls(task, mapping, rng), false
+		calls, failed, stalled := c.demoCalls(task, mapping, rng), false, false
 		for k := 0; k < len(calls) && !e.Done; k++ {
-			if len(calls[k]) == 1 && calls[k][0] == ToolSubmit && failed && rng.Float64() < c.StallOnFailProb {
-				calls = c.stall(calls[:k], rng)
+			if len(calls[k]) == 1 && calls[k][0] == ToolSubmit && failed && !stalled && rng.Float64() < c.StallOnFailProb {
+				calls, stalled = c.stall(calls[:k], rng), true // a late submit (LateSubmitProb) ends this stall
 			}
 			ids := tok.Encode(CallText(calls[k][0], calls[k][1:]...))
 			e.Act(ids, make([]float32, len(ids)))

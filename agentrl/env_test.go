@@ -293,3 +293,53 @@ func TestRewardSpecKeys(t *testing.T) {
 		t.Errorf("%d distinct keys for three reward specs", len(keys))
 	}
 }
+
+// The observation formats: ObsEcho echoes an edit's line and names a failing input; ObsTerse says neither.
+func TestObsFormats(t *testing.T) {
+	var task Task
+	for _, tk := range mustTasks(t, SplitTrain) {
+		if tk.Op != OpInit {
+			task = tk // an edit with fix_init leaves it failing
+			break
+		}
+	}
+	for _, c := range []struct {
+		format                 ObsFormat
+		edit, refused, testObs string
+	}{
+		{ObsEcho, ObsEdited + " : ", ObsNoEdits + " : ", "passed"},
+		{ObsTerse, ObsEdited, ObsNoEdits, "passed"},
+		{ObsInputs, ObsEdited, ObsNoEdits, "passed"},
+	} {
+		cfg := DefaultRLConfig()
+		cfg.Obs = c.format
+		env, err := MakeEnv(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.Reset(task)
+		var obs [3]string
+		for i, action := range []string{"<call> edit fix_init </call>", "<call> edit fix_init </call>", "<call> test </call>"} {
+			obs[i], _, _, _ = env.Step(action)
+		}
+		if c.format != ObsEcho {
+			if obs[0] != c.edit || obs[1] != c.refused || strings.Contains(obs[2], failedOn) != (c.format == ObsInputs) || !testFailed(obs[2]) {
+				t.Errorf("%q: observations %q, want %q, %q and a failing test (its input named only in ObsInputs)", c.format, obs, c.edit, c.refused)
+			}
+			continue
+		}
+		if !strings.HasPrefix(obs[0], c.edit) || !strings.HasPrefix(obs[1], c.refused) || !strings.Contains(obs[2], failedOn) || !testFailed(obs[2]) {
+			t.Errorf("%q: observations %q, want the edited line after %q and %q, and the failing input", c.format, obs, c.edit, c.refused)
+		}
+	}
+	cfg := DefaultRLConfig()
+	cfg.Obs = "verbose"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "Obs") {
+		t.Errorf("Obs %q: err = %v", cfg.Obs, err)
+	}
+	for _, obs := range []string{"passed 3 of 3", "error op failed", "passed"} {
+		if testFailed(obs) {
+			t.Errorf("testFailed(%q) = true", obs)
+		}
+	}
+}

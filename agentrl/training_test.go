@@ -630,7 +630,7 @@ func TestDemonstrationsStallOnFailedTest(t *testing.T) {
 		}
 		var failed, failedSubmitted, passed, passedSubmitted int
 		for _, d := range demos {
-			if testFailed(tok.Decode(d.IDs)) {
+			if strings.Contains(tok.Decode(d.IDs), failedOn) { // the default format names a failing input
 				failed++
 				if d.Info.Submitted {
 					failedSubmitted++

@@ -26,6 +26,7 @@ import (
 
 	"github.com/agentrl-go/agentrl/agentrl"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
+	"github.com/agentrl-go/agentrl/internal/recipe"
 )
 
 func main() {
@@ -54,11 +55,21 @@ Flags:
 	flag.Float64Var(&base.SubmitFirstProb, "submit-first", base.SubmitFirstProb, "base agent: episodes that submit at once")
 	flag.Float64Var(&base.SubmitProb, "submit", base.SubmitProb, "base agent: episodes that submit after their edit")
 	flag.Float64Var(&base.StallOnFailProb, "stall-on-fail", base.StallOnFailProb, "base agent: a failing test makes the episode stall")
+	searchFile := flag.String("search", "", "score the candidates this file lists (one per line: a name, then key=value settings) at step 0, one row each, and skip the runs")
+	out := flag.String("out", "", "with -search: also write the rows to this tab-separated file")
+	rlRuns := flag.Bool("rl", false, "with -search: instead of the step-0 table, train each candidate's default, 0.05-cost and never-submit runs and print the bands they decide")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "calibrate: unexpected arguments %q (settings are flags, e.g. -lr 5e-4)\n", flag.Args())
 		flag.Usage()
 		os.Exit(2)
+	}
+	if *searchFile != "" {
+		if err := runSearch(*fresh, *searchFile, *out, *rlRuns); err != nil {
+			fmt.Fprintln(os.Stderr, "calibrate:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if err := run(*fresh, base, rl); err != nil {
 		if *fresh && errors.Is(err, agentrl.ErrInterrupted) {
@@ -67,6 +78,63 @@ Flags:
 		fmt.Fprintln(os.Stderr, "calibrate:", err)
 		os.Exit(1)
 	}
+}
+
+// openStore opens the default result store, or a temporary one (fresh) that cleanup removes.
+func openStore(fresh bool) (store *agentrl.Store, cleanup func(), err error) {
+	if !fresh {
+		store, err = agentrl.DefaultStore()
+		return store, func() {}, err
+	}
+	dir, err := os.MkdirTemp("", "agentrl-calibrate-")
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err = agentrl.OpenStore(dir)
+	return store, func() { os.RemoveAll(dir) }, err
+}
+
+// runSearch scores the candidates of file at step 0 (search.go).
+func runSearch(fresh bool, file, out string, rlRuns bool) error {
+	text, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	cands, err := recipe.ParseFile(string(text))
+	if err != nil {
+		return fmt.Errorf("%s: %w\nsettings:\n%s", file, err, recipe.Keys())
+	}
+	store, cleanup, err := openStore(fresh)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	all, err := agentrl.MakeTasks(agentrl.SplitAll)
+	if err != nil {
+		return err
+	}
+	train, err := agentrl.MakeTasks(agentrl.SplitTrain)
+	if err != nil {
+		return err
+	}
+	if rlRuns {
+		heldout, err := agentrl.MakeTasks(agentrl.SplitHeldout)
+		if err != nil {
+			return err
+		}
+		return rlStage(store, agentrl.BuildTokenizer(all), train, heldout, cands)
+	}
+	var tsv *os.File
+	if out != "" {
+		if tsv, err = os.Create(out); err != nil {
+			return err
+		}
+		defer tsv.Close()
+	}
+	if tsv == nil {
+		return search(store, agentrl.BuildTokenizer(all), train, cands, nil)
+	}
+	return search(store, agentrl.BuildTokenizer(all), train, cands, tsv)
 }
 
 func run(fresh bool, baseCfg agentrl.BaseConfig, cfg agentrl.RLConfig) error {
@@ -78,18 +146,11 @@ func run(fresh bool, baseCfg agentrl.BaseConfig, cfg agentrl.RLConfig) error {
 		return err
 	}
 	fmt.Printf("backend: %s\n", backend.Name())
-	store, err := agentrl.DefaultStore()
-	if fresh {
-		dir, derr := os.MkdirTemp("", "agentrl-calibrate-")
-		if derr != nil {
-			return derr
-		}
-		defer os.RemoveAll(dir)
-		store, err = agentrl.OpenStore(dir)
-	}
+	store, cleanup, err := openStore(fresh)
 	if err != nil {
 		return err
 	}
+	defer cleanup()
 	all, err := agentrl.MakeTasks(agentrl.SplitAll)
 	if err != nil {
 		return err

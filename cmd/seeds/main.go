@@ -42,6 +42,7 @@ import (
 	"github.com/agentrl-go/agentrl/agentrl"
 	"github.com/agentrl-go/agentrl/chart"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
+	"github.com/agentrl-go/agentrl/internal/recipe"
 	"github.com/agentrl-go/agentrl/internal/targets"
 )
 
@@ -75,6 +76,7 @@ Flags:
 	flag.IntVar(&rl.Minibatches, "minibatches", rl.Minibatches, "minibatches per RL update (agentrl.RLConfig.Minibatches)")
 	flag.IntVar(&rl.Epochs, "epochs", rl.Epochs, "passes over each batch (agentrl.RLConfig.Epochs)")
 	flag.Float64Var(&rl.KLCoef, "kl", rl.KLCoef, "KL penalty towards the base agent (agentrl.RLConfig.KLCoef)")
+	candidate := flag.String("candidate", "", "a candidate of cmd/calibrate's search: key=value settings of the base agent, the gym and the RL update, e.g. \"obs=terse late-submit=0.2\" (instead of the other base-agent and RL flags)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "seeds: unexpected arguments %q (seeds are given with -seeds, e.g. -seeds 0,1)\n", flag.Args())
@@ -94,6 +96,24 @@ Flags:
 	base := agentrl.DefaultBaseConfig()
 	base.Seed, base.RereadProb, base.MappingRightProb, base.MappingDemos = *baseSeed, *reread, *mappingRight, *mappingDemos
 	base.ReadChoiceWeight, base.GiveUpAfterReadProb, base.Steps = *readWeight, *giveUp, *baseSteps
+	if *candidate != "" {
+		var others []string
+		flag.Visit(func(f *flag.Flag) {
+			if f.Name != "candidate" && f.Name != "seeds" && f.Name != "sampling" {
+				others = append(others, "-"+f.Name)
+			}
+		})
+		if len(others) > 0 {
+			fmt.Fprintf(os.Stderr, "seeds: -candidate sets the base agent and the RL update: drop %s or write it into the candidate\n", strings.Join(others, ", "))
+			os.Exit(2)
+		}
+		c, err := recipe.Parse("-candidate", *candidate)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "seeds: %v\nsettings:\n%s", err, recipe.Keys())
+			os.Exit(2)
+		}
+		base, rl = c.Base, c.RL
+	}
 	if err := errors.Join(rl.Validate(), base.Validate()); err != nil { // before minutes of training
 		fmt.Fprintln(os.Stderr, "seeds:", err)
 		os.Exit(2)
@@ -328,7 +348,7 @@ func run(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig, seeds, sampling []uint
 	}
 	fmt.Printf("numerics %s | base agent %s | RL lr %g, %d minibatches, %d epochs, KL %g | RL seeds %v\n",
 		numerics, agentrl.BaseKey(l.tok, baseCfg), rl.LR, rl.Minibatches, rl.Epochs, rl.KLCoef, seeds)
-	baseHabits, err := readHabits(l.base, l.tok, l.train)
+	baseHabits, err := readHabits(l.base, l.tok, l.train, l.rl.Obs)
 	if err != nil {
 		return err
 	}
@@ -409,8 +429,10 @@ type lab struct {
 
 // readHabits probes policy's next calls around a read on the training tasks, 16 renamings each (seed 7), as
 // 12.3's habitsOf does.
-func readHabits(policy *gomlxmodel.Model, tok *agentrl.Tokenizer, train []agentrl.Task) (agentrl.ReadHabits, error) {
-	return agentrl.ReadHabitsOf(policy, tok, train, 16, agentrl.NewRNG(7), agentrl.DefaultRLConfig())
+func readHabits(policy *gomlxmodel.Model, tok *agentrl.Tokenizer, train []agentrl.Task, obs agentrl.ObsFormat) (agentrl.ReadHabits, error) {
+	cfg := agentrl.DefaultRLConfig()
+	cfg.Obs = obs
+	return agentrl.ReadHabitsOf(policy, tok, train, 16, agentrl.NewRNG(7), cfg)
 }
 
 func habitsLine(h agentrl.ReadHabits) string {
@@ -450,7 +472,7 @@ func (l lab) runSeed(seed uint64) (outcome, error) {
 	if o.defaultHeld, err = heldOut(def.Policy, heldout, cfg, nil); err != nil {
 		return o, err
 	}
-	if o.defaultHabits, err = readHabits(def.Policy, tok, train); err != nil {
+	if o.defaultHabits, err = readHabits(def.Policy, tok, train, l.rl.Obs); err != nil {
 		return o, err
 	}
 	var singles []agentrl.Task
@@ -660,7 +682,11 @@ func earlyStopEnv(cfg agentrl.RLConfig) agentrl.EnvFactory {
 			return nil, err
 		}
 		env, err := agentrl.NewEditBudgetEnv(cfg.MaxTurns, reward, cfg.MaxEdits)
-		return &agentrl.EarlyStopEnv{EditBudgetEnv: env, MaxInvalid: 1}, err
+		if err != nil {
+			return nil, err
+		}
+		env.Obs = cfg.Obs
+		return &agentrl.EarlyStopEnv{EditBudgetEnv: env, MaxInvalid: 1}, nil
 	}
 }
 

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/internal/recipe"
+)
+
+// rlBand is one class-2 band of a book line that the search's RL stage reads (testdata/reproduction-targets.md).
+type rlBand struct {
+	id, what string
+	lo, hi   float64
+}
+
+// rlBands are the bands of the lines the three runs of the RL stage decide, besides the mechanisms that cmd/seeds
+// counts under RL seeds: the default row (C12), the 0.05-cost row that is also 12.2's outcome arm (C8, C13), the
+// default run's malformed calls at the start (C26), and the never-submit run held out (C43).
+var rlBands = []rlBand{
+	{"C12", "default held-out pass", 0.662, 0.862},
+	{"C12", "default reward, steps 30-39", 0.61, 0.81},
+	{"C8", "cost 0.05 train pass, steps 30-39", 0.57, 0.77},
+	{"C8", "cost 0.05 held-out pass", 0.556, 0.756},
+	{"C8", "cost 0.05 turns", 2.46, 3.16},
+	{"C13", "cost 0.05 reward, steps 30-39", 0.43, 0.63},
+	{"C26", "default malformed per turn, steps 0-4", 0.008, 0.035},
+	{"C43", "never-submit held-out pass", 0.59, 0.83},
+}
+
+// rlStage trains (or loads) the default run, the 0.05-cost run and the never-submit run of each candidate and
+// prints the values the bands read, with the never-submit run's stall (C34) and the malformed-call ratio (C27).
+func rlStage(store *agentrl.Store, tok *agentrl.Tokenizer, train, heldout []agentrl.Task, cands []recipe.Candidate) error {
+	for i, c := range cands {
+		fmt.Fprintf(os.Stderr, "RL stage, candidate %d of %d: %s (%s)\n", i+1, len(cands), c.Name, c.Settings)
+		base, err := agentrl.BaseFrom(store, tok, c.Base)
+		if err != nil {
+			return err
+		}
+		cheap, never := c.RL, c.RL
+		cheap.Reward.StepPenalty = 0.05
+		never.Reward.WrongSubmit = -1
+		var runs [3]*agentrl.Run
+		var held [3]agentrl.Stats
+		for k, cfg := range []agentrl.RLConfig{c.RL, cheap, never} {
+			if runs[k], err = agentrl.TrainedRun(store, base, tok, train, cfg, 40, "", nil); err != nil {
+				return fmt.Errorf("candidate %s: %w", c.Name, err)
+			}
+			if held[k], err = agentrl.Evaluate(runs[k].Policy, heldout, tok, 16, agentrl.NewRNG(7), cfg, nil); err != nil {
+				return fmt.Errorf("candidate %s: %w", c.Name, err)
+			}
+		}
+		mean := func(h []agentrl.StepStats, f func(agentrl.StepStats) float64) float64 {
+			total := 0.0
+			for _, s := range h {
+				total += f(s)
+			}
+			return total / float64(len(h))
+		}
+		steps, err := agentrl.LogByStep(runs[0].History, runs[0].Log)
+		if err != nil {
+			return err
+		}
+		pooled := func(from, to int) float64 { return agentrl.InfoStats(slices.Concat(steps[from:to]...)).InvalidPerTurn }
+		reward := func(s agentrl.StepStats) float64 { return s.Reward }
+		values := []float64{held[0].PassRate, mean(runs[0].History[30:], reward),
+			mean(runs[1].History[30:], func(s agentrl.StepStats) float64 { return s.PassRate }), held[1].PassRate, held[1].Turns,
+			mean(runs[1].History[30:], reward), pooled(0, 5), held[2].PassRate}
+		inside, cells := 0, make([]string, len(values))
+		for j, b := range rlBands {
+			mark := "✗"
+			if values[j] >= b.lo-1e-9 && values[j] <= b.hi+1e-9 {
+				mark = "✓"
+				inside++
+			}
+			cells[j] = fmt.Sprintf("%s %.3f%s", b.id, values[j], mark)
+		}
+		submits := make([]float64, len(runs[2].History))
+		for j, s := range runs[2].History {
+			submits[j] = s.SubmitRate
+		}
+		fmt.Printf("%s | RL bands %d of %d | %s | default tests %.2f reads %.2f | cost 0.05 edits %.2f tests %.2f | C27 ratio %.2f | never-submit min submit 5-15 %.2f (step 0 %.2f), held-out turns %.2f | %s\n",
+			c.Name, inside, len(rlBands), strings.Join(cells, " "), held[0].Tests, held[0].Reads, held[1].Edits, held[1].Tests,
+			pooled(35, 40)/pooled(0, 5), slices.Min(submits[5:16]), submits[0], held[2].Turns, c.Settings)
+	}
+	return nil
+}
