@@ -12,14 +12,12 @@ import (
 
 // The RL base agent. The book's starting policy came from its earlier chapters (pre-training and supervised
 // fine-tuning of TinyAgent); we make it here by supervised training on scripted demonstration episodes whose
-// behavior mix was chosen by cmd/calibrate's search against the book's step-0 numbers (the calibration gate,
-// 12.1's owner counts and budget sweep, 12.5's error line; FINDINGS.md): it usually edits blind, then tests its
-// edit in about half the episodes (and, when the test fails, now and then gives up), tests an edit it made after
-// reading almost always, and in six of ten episodes stalls after its edit (tests, refused edits), giving up and
-// submitting late at each stalling call with probability 0.2, so that about 72% submit within 6 turns and almost
-// all within 24; it rarely reads (and then often picks the right op), and makes a malformed call in about 5% of
-// episodes. Supervised learning of a sequence distribution learns its conditionals, so the trained agent
-// reproduces the script's mix of call sequences; what RL later finds is the reading skill the mix hides.
+// behavior mix is calibrated to the book's step-0 batch: it usually edits blind, then tests its edit in about half
+// the episodes (and, when the test fails, now and then gives up and stalls instead of submitting), tests an edit
+// it made after reading almost always, submits in about 72% of episodes,
+// rarely reads (and then often picks the right op), and makes a malformed call in about 5% of episodes.
+// Supervised learning of a sequence distribution learns its conditionals, so the trained agent reproduces the
+// script's mix of call sequences; what RL later finds is the reading skill the mix hides.
 
 // BaseConfig describes the demonstrations and the supervised training of the RL base agent.
 type BaseConfig struct {
@@ -61,15 +59,15 @@ type BaseConfig struct {
 	// without it.
 	GiveUpAfterReadProb float64 `json:",omitempty"`
 	// LateSubmitProb is the chance that a stalling demonstration submits instead of making its next stalling
-	// call: the demonstrator gives up late rather than never (0: stalls run until the budget is used up, and the
-	// demonstrations' random stream is what it was without the setting).
+	// call: the demonstrator gives up late rather than never. It is 0 in the calibrated mix, whose stalls run
+	// until the budget is used up; at 0 the demonstrations' random stream is what it was without it.
 	LateSubmitProb float64 `json:",omitempty"`
 	// Malformed names the slips a demonstration's malformed call is drawn from: MalformedNearMiss (the zero
 	// value: a valid tool with a missing or extra argument, or an unknown tool) or MalformedUnknownTool (a word
 	// that is not a tool, where the tool belongs).
 	Malformed MalformedSet `json:",omitempty"`
-	// Obs is the observation format of the demonstrations' environments: that of the runs that start from this
-	// base agent (RLConfig.Obs; the chapter's ObsInputs is the zero value).
+	// Obs is the observation format of the demonstrations' environments (RLConfig.Obs of the runs that start
+	// from this base agent).
 	Obs ObsFormat `json:",omitempty"`
 }
 
@@ -103,10 +101,9 @@ func DefaultBaseConfig() BaseConfig {
 		// 0.90 for both, the test habit ignored what the agent had read, and RL's policies kept it under any
 		// context (12.4's next-call probabilities); the book's policies lost it when the source left the view.
 		BlindTestsAfterEdit: []float64{0.5, 0.5},
-		SubmitProb:          0.40,
-		StallTestProb:       0.5,
+		SubmitProb:          0.80,
+		StallTestProb:       0,
 		StallOnFailProb:     0.15,
-		LateSubmitProb:      0.2,
 		MalformedProb:       0.05,
 	}
 }

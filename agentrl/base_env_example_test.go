@@ -8,14 +8,14 @@ import (
 	"github.com/agentrl-go/agentrl/agentrl"
 )
 
-// quietTests is the chapter's environment with a test's observation cut to "passed k of n": the agent no longer
-// sees the input that failed.
-type quietTests struct{ agentrl.Env }
+// quietEdits is the chapter's environment with an applied edit's observation cut to "edit applied": the agent no
+// longer sees the line its edit changed.
+type quietEdits struct{ agentrl.Env }
 
-func (q quietTests) Step(action string) (string, float64, bool, agentrl.Info) {
+func (q quietEdits) Step(action string) (string, float64, bool, agentrl.Info) {
 	obs, reward, done, info := q.Env.Step(action)
-	if before, _, found := strings.Cut(obs, " failed on"); found {
-		obs = before
+	if strings.HasPrefix(obs, agentrl.ObsEdited) {
+		obs = agentrl.ObsEdited
 	}
 	return obs, reward, done, info
 }
@@ -39,7 +39,7 @@ func ExampleWithBaseEnv() {
 			return nil, err
 		}
 		env, err := agentrl.NewEditBudgetEnv(c.MaxTurns, reward, 1)
-		return quietTests{env}, err
+		return quietEdits{env}, err
 	}
 	showLines := func(opts ...agentrl.BaseOption) int {
 		demos, err := c.Demonstrations(train, tok, opts...)
@@ -48,17 +48,17 @@ func ExampleWithBaseEnv() {
 		}
 		n := 0
 		for _, d := range demos {
-			if strings.Contains(tok.Decode(d.IDs), "failed on") {
+			if strings.Contains(tok.Decode(d.IDs), agentrl.ObsEdited+" :") {
 				n++
 			}
 		}
 		return n
 	}
-	fmt.Println("demonstrations that name a failing input:", showLines(), "in the chapter's environment,",
+	fmt.Println("demonstrations that show an edited line:", showLines(), "in the chapter's environment,",
 		showLines(agentrl.WithBaseEnv(quiet)), "in the reader's")
 	base, err := agentrl.BaseFrom(store, tok, c, agentrl.WithBaseEnv(quiet))
 	fmt.Println("base agent trained:", base != nil, "error:", err)
 	// Output:
-	// demonstrations that name a failing input: 10 in the chapter's environment, 0 in the reader's
+	// demonstrations that show an edited line: 24 in the chapter's environment, 0 in the reader's
 	// base agent trained: true error: <nil>
 }

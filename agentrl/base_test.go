@@ -1,6 +1,7 @@
 package agentrl
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -64,6 +65,21 @@ func TestDemonstrationRecipe(t *testing.T) {
 		t.Error("MalformedProb 1: no malformed call")
 	}
 
+	// At their zero values the new settings draw nothing: the chapter's demonstrations are unchanged.
+	plain := small()
+	set := plain
+	set.LateSubmitProb, set.Malformed, set.Obs = 0, MalformedNearMiss, ObsEcho
+	a, err := plain.Demonstrations(train, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := set.Demonstrations(train, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Error("zero-valued recipe settings changed the demonstrations")
+	}
 	bad := small()
 	bad.LateSubmitProb, bad.Malformed, bad.Obs = 2, "typo", "loud"
 	err = bad.Validate()

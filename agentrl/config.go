@@ -51,13 +51,13 @@ type RLConfig struct {
 	// token to the loss: the published GRPO's pull towards the policy a run started from (DeepSeekMath: β 0.04).
 	// RLUpdate applies it, so every RL loop does; see gomlxmodel.Model.Anchor for the anchor.
 	KLCoef float64 `json:",omitempty"`
-	// Obs is how much the gym's observations say (the chapter's ObsInputs, the zero value; ObsEcho or ObsTerse).
+	// Obs is how much the gym's observations say (ObsEcho, the zero value, or ObsTerse).
 	Obs ObsFormat `json:",omitempty"`
 }
 
 // DefaultRLConfig returns the book's defaults: 6 turns, one edit, hidden-test reward, 8 tasks × 8 episodes per step,
 // temperature 1, token_mean, seed 0. The update's settings are ours, since the book does not show them: the learning
-// rate (4e-4, chosen by cmd/calibrate's search: FINDINGS.md), and one Adam step per batch (one minibatch, one epoch), under which the PPO clip (0.2) never acts.
+// rate (7e-4), and one Adam step per batch (one minibatch, one epoch), under which the PPO clip (0.2) never acts.
 // The book's update takes the run's generator, which suggests it shuffled minibatches; FINDINGS.md ("Four minibatches")
 // measures that reading under six RL seeds.
 func DefaultRLConfig() RLConfig {
@@ -70,7 +70,7 @@ func DefaultRLConfig() RLConfig {
 		Temperature:    1,
 		LossMode:       TokenMean,
 		Seed:           0,
-		LR:             4e-4,
+		LR:             7e-4,
 		ClipEps:        0.2,
 		Epochs:         1,
 		Minibatches:    1,

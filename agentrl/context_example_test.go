@@ -44,7 +44,7 @@ func ExampleContextPolicy() {
 	s, err := agentrl.EvaluateContext(policy, train[:2], tok, firstWords, 2, 7, cfg)
 	fmt.Println("evaluated", s.Episodes, "episodes, error:", err)
 	// Output:
-	// full context sees 54 tokens before call 4
+	// full context sees 60 tokens before call 4
 	// keep_obs=1   sees 21 tokens before call 4
 	// first words  sees 23 tokens before call 4
 	// evaluated 4 episodes, error: <nil>

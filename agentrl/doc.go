@@ -19,14 +19,14 @@
 // An episode is a token sequence. The policy writes calls, the env answers with observations:
 //
 //	<bos> | tally should sum squares above 5 | <call> read </call> | <obs> def tally ( vals ) : <nl> ... </obs> |
-//	<call> edit fix_init </call> | <obs> edit applied </obs> | <call> submit </call>
+//	<call> edit fix_init </call> | <obs> edit applied : total = 0 </obs> | <call> submit </call>
 //
 // with owners template | prompt | policy | template tool template | ... (Owner); only policy tokens are actions.
-// Calls: read (the compact source, about 31 tokens), edit OP ("edit applied"), test ("passed k of n" on the
-// visible tests, with the first failing input) and submit (ends the episode, graded by the hidden tests). A
-// malformed call, an unknown tool or op gets an error observation, costs a turn and counts in Info.NInvalid; an
-// edit beyond the budget is refused the same way ("error no edits left") but is not invalid. ObsFormat names the
-// other observation formats that cmd/calibrate's search compared.
+// Calls: read (the compact source, about 31 tokens), edit OP ("edit applied : " and the edited line), test
+// ("passed k of n" on the visible tests, with the first failing input) and submit (ends the episode, graded by the
+// hidden tests). A malformed call, an unknown tool or op gets an error observation, costs a turn and counts in
+// Info.NInvalid; an edit beyond the budget is refused the same way (the observation repeats the edited line) but
+// is not invalid.
 //
 // # Training
 //

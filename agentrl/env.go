@@ -11,7 +11,7 @@ import (
 const (
 	ToolRead   = "read"   // observation: CompactSource of the current source
 	ToolEdit   = "edit"   // edit OP: apply a repair op; observation "edit applied"
-	ToolTest   = "test"   // observation: "passed k of n" on the visible tests, and the first failing input
+	ToolTest   = "test"   // observation: "passed k of n" on the visible tests
 	ToolSubmit = "submit" // ends the episode; the hidden tests decide the verdict
 )
 
@@ -29,20 +29,18 @@ const (
 	ObsEditNotFound = "error op failed"
 )
 
-// ObsFormat is how much the BugFix gym's observations say (RLConfig.Obs, BaseConfig.Obs).
+// ObsFormat is how much the BugFix gym's observations say (RLConfig.Obs).
 type ObsFormat string
 
-// Observation formats. The chapter's is the zero value, ObsInputs; the others are there to be compared with it
-// (cmd/calibrate's search measured all three against the chapter's step-0 numbers: FINDINGS.md).
+// Observation formats.
 const (
-	// ObsInputs: "edit applied", "error no edits left", and "passed 1 of 3 failed on [ 4 0 7 ]": a failing test
-	// names its first failing input, an edit does not say what it changed.
-	ObsInputs ObsFormat = ""
-	// ObsEcho: as ObsInputs, and an applied edit and a refused one echo the line the edit changed
-	// ("edit applied : if x > m :"), which tells a blind edit whether it was right without a test.
-	ObsEcho ObsFormat = "echo"
-	// ObsTerse: "edit applied", "error no edits left" and "passed 1 of 3", without the failing input.
+	// ObsEcho: an applied edit and a refused one echo the line the edit changed ("edit applied : if x > m :"),
+	// and a failing test names its first failing input ("passed 1 of 3 failed on [ 4 0 7 ]").
+	ObsEcho ObsFormat = ""
+	// ObsTerse: "edit applied", "error no edits left" and "passed 1 of 3", as the chapter shows them.
 	ObsTerse ObsFormat = "terse"
+	// ObsInputs: edits as ObsTerse, tests as ObsEcho (a failing test names its first failing input).
+	ObsInputs ObsFormat = "inputs"
 )
 
 // echoesEdits reports whether format echoes the line an edit changed.
@@ -54,7 +52,7 @@ func (f ObsFormat) namesInputs() bool { return f == ObsEcho || f == ObsInputs }
 // Validate returns an error unless f is one of the formats.
 func (f ObsFormat) Validate() error {
 	if f != ObsEcho && f != ObsTerse && f != ObsInputs {
-		return fmt.Errorf("observation format %q, want ObsInputs (\"\"), %q or %q", f, ObsEcho, ObsTerse)
+		return fmt.Errorf("observation format %q, want %q, %q or %q", f, ObsEcho, ObsTerse, ObsInputs)
 	}
 	return nil
 }
@@ -122,7 +120,7 @@ func ParseCall(action string) (Call, error) {
 type EditBudgetEnv struct {
 	MaxTurns, MaxEdits int
 	Reward             RewardFunc // reward_fn
-	Obs                ObsFormat  // how much observations say (the chapter's ObsInputs unless set)
+	Obs                ObsFormat  // how much observations say (ObsEcho unless set)
 	Done               bool       // settable by wrappers that end the episode
 	NInvalid           int        // n_invalid so far
 
@@ -228,7 +226,7 @@ func (e *EditBudgetEnv) FinalInfo(submitted bool) Info {
 	}
 }
 
-// failedOn introduces the first failing input in the test tool's observation (ObsInputs, ObsEcho).
+// failedOn introduces the first failing input in the test tool's observation (ObsEcho).
 const failedOn = " failed on [ "
 
 // testFailed reports whether obs is a test observation that reports a failing case.
@@ -238,8 +236,8 @@ func testFailed(obs string) bool {
 	return n == 2 && passed < of
 }
 
-// testReport is the test tool's observation: how many visible cases pass and, unless format is ObsTerse, the input
-// of the first that fails, e.g. "passed 1 of 3 failed on [ 4 0 7 ]".
+// testReport is the test tool's observation: how many visible cases pass and, in format ObsEcho, the input of the
+// first that fails, e.g. "passed 1 of 3 failed on [ 4 0 7 ]".
 func testReport(source string, cases []Case, format ObsFormat) string {
 	passed, firstFailed := 0, -1
 	for i, c := range cases {

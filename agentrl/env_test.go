@@ -119,7 +119,7 @@ func TestStopReasons(t *testing.T) {
 	}
 	// edits beyond the budget are refused: a turn, not an edit, not invalid
 	obs, _, _, info = run(mustEnv(t, 6, 1), task, edit(task.Op), edit(task.Op), submit)
-	if obs[0] != ObsEdited || obs[1] != ObsNoEdits || info.NEdits != 1 || info.NInvalid != 0 || info.NTurns != 3 || !info.HiddenPass {
+	if obs[1] != ObsNoEdits+" : "+strings.TrimPrefix(obs[0], ObsEdited+" : ") || info.NEdits != 1 || info.NInvalid != 0 || info.NTurns != 3 || !info.HiddenPass {
 		t.Errorf("refused edit: obs %q info %+v", obs, info)
 	}
 	// max edits 0 refuses every edit; a second edit with budget 2 undoes the first

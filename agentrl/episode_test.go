@@ -94,8 +94,9 @@ func TestEpisodeLayout(t *testing.T) {
 	for range read {
 		want = append(want, OwnerTool)
 	}
+	fixed, _ := ApplyOp(task.Source, task.Op)
 	want = append(want, OwnerTemplate, OwnerPolicy, OwnerPolicy, OwnerPolicy, OwnerPolicy, OwnerTemplate)
-	for range tok.Encode(ObsEdited) {
+	for range tok.Encode(ObsEdited + " : " + changedLine(task.Source, fixed)) {
 		want = append(want, OwnerTool)
 	}
 	want = append(want, OwnerTemplate, OwnerPolicy, OwnerPolicy, OwnerPolicy)

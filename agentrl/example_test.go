@@ -26,10 +26,10 @@ func ExampleEpisode() {
 	// call 0 | <call> read </call>
 	// obs 0  | <obs> def ys ( probe ) : <nl> arr = 0 <nl> for metric in probe : <nl> if metric >= 1 : <nl> arr = arr + 1 <nl> return arr </obs>
 	// call 1 | <call> edit fix_comparison </call>
-	// obs 1  | <obs> edit applied </obs>
+	// obs 1  | <obs> edit applied : if metric > 1 : </obs>
 	// call 2 | <call> test </call>
 	// obs 2  | <obs> passed 3 of 3 </obs>
 	// call 3 | <call> submit </call>
 	// reward 1 | submitted true | hidden pass true | turns 4 | invalid 0 | stop submitted
-	// 63 tokens
+	// 69 tokens
 }

@@ -623,7 +623,7 @@ func TestDemonstrationsStallOnFailedTest(t *testing.T) {
 		c.Demos, c.MappingDemos = 400, 0
 		c.SubmitFirstProb, c.SubmitProb, c.MalformedProb = 0, 1, 0
 		c.TestsAfterEdit = []float64{0, 1}
-		c.StallOnFailProb, c.LateSubmitProb = p, 0 // a stall never ends in a late submit
+		c.StallOnFailProb = p
 		demos, err := c.Demonstrations(train, tok)
 		if err != nil {
 			t.Fatal(err)
@@ -894,7 +894,6 @@ func TestDemonstrationsTestInformedEdits(t *testing.T) {
 	}
 	c := DefaultBaseConfig()
 	c.Demos, c.MappingDemos = 2048, 512
-	c.SubmitProb, c.StallOnFailProb = 1, 0 // no stalls: the tests counted are those between the edit and the submit
 	for _, tc := range []struct {
 		name        string
 		blindTests  []float64

@@ -104,14 +104,14 @@ var settings = map[string]setting{
 			}
 			return nil
 		}},
-	"obs": {"the gym's observation format, inputs (the chapter's), echo or terse, for the demonstrations and the runs (RLConfig.Obs, BaseConfig.Obs)",
+	"obs": {"the gym's observation format, echo, terse or inputs, for the demonstrations and the runs (RLConfig.Obs, BaseConfig.Obs)",
 		func(b *agentrl.BaseConfig, r *agentrl.RLConfig, v string) error {
 			f := agentrl.ObsFormat(v)
-			if v == "inputs" {
-				f = agentrl.ObsInputs
+			if v == "echo" {
+				f = agentrl.ObsEcho
 			}
 			if v == "" || f.Validate() != nil {
-				return fmt.Errorf("%q: want inputs, %s or %s", v, agentrl.ObsEcho, agentrl.ObsTerse)
+				return fmt.Errorf("%q: want echo, %s or %s", v, agentrl.ObsTerse, agentrl.ObsInputs)
 			}
 			b.Obs, r.Obs = f, f
 			return nil

@@ -36,7 +36,7 @@ func TestParseErrors(t *testing.T) {
 		{"lr=fast", `"fast" is not a number`},
 		{"late-submit=1.5", "LateSubmitProb = 1.5"},
 		{"tests=0.5/0.4", "TestsAfterEdit"},
-		{"obs=verbose", `"verbose": want inputs, echo or terse`},
+		{"obs=verbose", `"verbose": want echo, terse or inputs`},
 		{"malformed=typo", `want near_miss or unknown_tool`},
 		{"base-seed=-1", "not a seed"},
 	} {
