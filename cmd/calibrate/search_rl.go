@@ -30,8 +30,10 @@ var rlBands = []rlBand{
 	{"C43", "never-submit held-out pass", 0.59, 0.83},
 }
 
-// rlStage trains (or loads) the default run, the 0.05-cost run and the never-submit run of each candidate and
-// prints the values the bands read, with the never-submit run's stall (C34) and the malformed-call ratio (C27).
+// rlStage trains (or loads) the default run, the 0.05-cost run, the never-submit run, the 0.3-cost run and the
+// 3-turn arm of each candidate and prints the values the bands read, with the mechanisms these runs decide: the
+// never-submit run's stall (C34), the malformed-call ratio (C27), the 0.3 cost's collapse (C14, C32) and the 3-turn
+// arm's regime (C15).
 func rlStage(store *agentrl.Store, tok *agentrl.Tokenizer, train, heldout []agentrl.Task, cands []recipe.Candidate) error {
 	for i, c := range cands {
 		fmt.Fprintf(os.Stderr, "RL stage, candidate %d of %d: %s (%s)\n", i+1, len(cands), c.Name, c.Settings)
@@ -39,12 +41,14 @@ func rlStage(store *agentrl.Store, tok *agentrl.Tokenizer, train, heldout []agen
 		if err != nil {
 			return err
 		}
-		cheap, never := c.RL, c.RL
+		cheap, never, dear, short := c.RL, c.RL, c.RL, c.RL
 		cheap.Reward.StepPenalty = 0.05
 		never.Reward.WrongSubmit = -1
-		var runs [3]*agentrl.Run
-		var held [3]agentrl.Stats
-		for k, cfg := range []agentrl.RLConfig{c.RL, cheap, never} {
+		dear.Reward.StepPenalty = 0.3
+		short.MaxTurns = 3
+		var runs [5]*agentrl.Run
+		var held [5]agentrl.Stats
+		for k, cfg := range []agentrl.RLConfig{c.RL, cheap, never, dear, short} {
 			if runs[k], err = agentrl.TrainedRun(store, base, tok, train, cfg, 40, "", nil); err != nil {
 				return fmt.Errorf("candidate %s: %w", c.Name, err)
 			}
@@ -81,6 +85,12 @@ func rlStage(store *agentrl.Store, tok *agentrl.Tokenizer, train, heldout []agen
 		for j, s := range runs[2].History {
 			submits[j] = s.SubmitRate
 		}
+		windows := make([]string, 4)
+		for w := range windows {
+			windows[w] = fmt.Sprintf("%.2f", mean(runs[3].History[10*w:10*w+10], func(s agentrl.StepStats) float64 { return s.Turns }))
+		}
+		fmt.Printf("%s | cost 0.3 (C14, C32): held-out pass %.3f turns %.2f, turns by window %s | 3 turns (C15): held-out pass %.3f reads %.2f turns %.2f\n",
+			c.Name, held[3].PassRate, held[3].Turns, strings.Join(windows, " "), held[4].PassRate, held[4].Reads, held[4].Turns)
 		fmt.Printf("%s | RL bands %d of %d | %s | default tests %.2f reads %.2f | cost 0.05 edits %.2f tests %.2f | C27 ratio %.2f | never-submit min submit 5-15 %.2f (step 0 %.2f), held-out turns %.2f | %s\n",
 			c.Name, inside, len(rlBands), strings.Join(cells, " "), held[0].Tests, held[0].Reads, held[1].Edits, held[1].Tests,
 			pooled(35, 40)/pooled(0, 5), slices.Min(submits[5:16]), submits[0], held[2].Turns, c.Settings)
