@@ -92,3 +92,10 @@ func Must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// Check panics with err unless it is nil: a cell's way to stop on an error of a call that returns only an error.
+func Check(err error) {
+	if err != nil {
+		panic(err)
+	}
+}

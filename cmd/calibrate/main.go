@@ -11,6 +11,13 @@
 //
 // The settings flags change the base agent's demonstrations and the RL update; with their defaults the runs are
 // those of the notebooks.
+//
+// -search runs the calibration search instead (search.go, search_rl.go): each line of its file is a candidate, a
+// name and key=value settings of the base agent, the gym's observation format and the RL update
+// (internal/recipe), scored at step 0 by the report's own rules, or with -rl by five 40-step runs:
+//
+//	go run ./cmd/calibrate -search round.txt -out round.tsv
+//	go run ./cmd/calibrate -search finalists.txt -rl
 package main
 
 import (
@@ -40,6 +47,15 @@ run's held-out pass (book 0.762), the 0.3-penalty collapse (turns about 1 after 
 compilations so far. Results come from the result store when present (-fresh recomputes them); the settings flags
 change the base agent's demonstrations and the RL update, and with their defaults the runs are the notebooks'.
 
+With -search FILE it runs the calibration search instead: each line of FILE is a candidate, a name and then
+key=value settings over the chapter's configuration (a line with a name alone is the chapter's), e.g.
+
+  winner obs=inputs submit=0.4 late-submit=0.2 stall-test=0.5 lr=4e-4
+
+Each candidate's base agent prints 12.1's owner counts and budget sweep, 12.5's error line and the step-0 batch,
+scored by the report's rules (one row each); -rl trains five 40-step runs per candidate instead and prints the
+bands and mechanisms they decide. Settings:
+`+recipe.Keys()+`
 Flags:
 `)
 		flag.PrintDefaults()
@@ -57,7 +73,7 @@ Flags:
 	flag.Float64Var(&base.StallOnFailProb, "stall-on-fail", base.StallOnFailProb, "base agent: a failing test makes the episode stall")
 	searchFile := flag.String("search", "", "score the candidates this file lists (one per line: a name, then key=value settings) at step 0, one row each, and skip the runs")
 	out := flag.String("out", "", "with -search: also write the rows to this tab-separated file")
-	rlRuns := flag.Bool("rl", false, "with -search: instead of the step-0 table, train each candidate's default, 0.05-cost and never-submit runs and print the bands they decide")
+	rlRuns := flag.Bool("rl", false, "with -search: instead of the step-0 table, train each candidate's default, 0.05-cost, never-submit and 0.3-cost runs and its 3-turn arm, and print the bands and mechanisms they decide")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "calibrate: unexpected arguments %q (settings are flags, e.g. -lr 5e-4)\n", flag.Args())

@@ -1,0 +1,72 @@
+package ch12
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/gomlxmodel"
+)
+
+// reportCalls counts how often countingReport ran.
+var reportCalls int
+
+func countingReport(w io.Writer) error {
+	reportCalls++
+	_, err := fmt.Fprintf(w, "probe line %d\n", 7)
+	return err
+}
+
+func otherReport(w io.Writer) error {
+	reportCalls++
+	_, err := fmt.Fprintln(w, "another probe")
+	return err
+}
+
+func TestPrinted(t *testing.T) {
+	t.Setenv(agentrl.CacheEnv, t.TempDir())
+	ch, err := Setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, err := gomlxmodel.New(gomlxmodel.DefaultConfig(ch.Tok.VocabSize()), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := gomlxmodel.New(gomlxmodel.DefaultConfig(ch.Tok.VocabSize()), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reportCalls = 0
+	for _, tc := range []struct {
+		name   string
+		report func(io.Writer) error
+		parts  []any
+		calls  int // reportCalls after the call: a stored text is printed without running report
+		want   string
+	}{
+		{"first run", countingReport, []any{policy, 2}, 1, "probe line 7\n"},
+		{"stored", countingReport, []any{policy, 2}, 1, "probe line 7\n"},
+		{"another seed", countingReport, []any{policy, 3}, 2, "probe line 7\n"},
+		{"another policy", countingReport, []any{other, 2}, 3, "probe line 7\n"},
+		{"other code", otherReport, []any{policy, 2}, 4, "another probe\n"},
+		{"other code, stored", otherReport, []any{policy, 2}, 4, "another probe\n"},
+	} {
+		var out strings.Builder
+		if err := ch.printed(&out, "test/probe", tc.report, tc.parts...); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if out.String() != tc.want || reportCalls != tc.calls {
+			t.Errorf("%s: printed %q after %d report runs, want %q after %d", tc.name, out.String(), reportCalls, tc.want, tc.calls)
+		}
+	}
+	if err := ch.Printed("test/nil", nil); err == nil {
+		t.Error("Printed(nil report): no error")
+	}
+	failing := func(io.Writer) error { return fmt.Errorf("probe failed") }
+	if err := ch.printed(io.Discard, "test/failing", failing); err == nil || !strings.Contains(err.Error(), "probe failed") {
+		t.Errorf("a failing report: err = %v", err)
+	}
+}
