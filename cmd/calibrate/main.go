@@ -24,6 +24,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"os"
@@ -96,21 +97,46 @@ Flags:
 	}
 }
 
-// openStore opens the default result store, or a temporary one (fresh) that cleanup removes.
-func openStore(fresh bool) (store *agentrl.Store, cleanup func(), err error) {
-	if !fresh {
-		store, err = agentrl.DefaultStore()
-		return store, func() {}, err
-	}
-	dir, err := os.MkdirTemp("", "agentrl-calibrate-")
-	if err != nil {
-		return nil, nil, err
-	}
-	store, err = agentrl.OpenStore(dir)
-	return store, func() { os.RemoveAll(dir) }, err
+// lab is what every part of the command reads: the result store, the tokenizer and the task splits.
+type lab struct {
+	store          *agentrl.Store
+	tok            *agentrl.Tokenizer
+	train, heldout []agentrl.Task
 }
 
-// runSearch scores the candidates of file at step 0 (search.go).
+// openLab opens the default result store, or a temporary one (fresh) that cleanup removes, and makes the tasks and
+// the tokenizer.
+func openLab(fresh bool) (l lab, cleanup func(), err error) {
+	cleanup = func() {}
+	if fresh {
+		dir, err := os.MkdirTemp("", "agentrl-calibrate-")
+		if err != nil {
+			return l, nil, err
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+		l.store, err = agentrl.OpenStore(dir)
+	} else {
+		l.store, err = agentrl.DefaultStore()
+	}
+	if err == nil {
+		var all []agentrl.Task
+		all, err = agentrl.MakeTasks(agentrl.SplitAll)
+		l.tok = agentrl.BuildTokenizer(all)
+	}
+	if err == nil {
+		l.train, err = agentrl.MakeTasks(agentrl.SplitTrain)
+	}
+	if err == nil {
+		l.heldout, err = agentrl.MakeTasks(agentrl.SplitHeldout)
+	}
+	if err != nil {
+		cleanup()
+		return lab{}, nil, err
+	}
+	return l, cleanup, nil
+}
+
+// runSearch scores the candidates of file at step 0 (search.go), or with rlRuns by their runs (search_rl.go).
 func runSearch(fresh bool, file, out string, rlRuns bool) error {
 	text, err := os.ReadFile(file)
 	if err != nil {
@@ -120,37 +146,24 @@ func runSearch(fresh bool, file, out string, rlRuns bool) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w\nsettings:\n%s", file, err, recipe.Keys())
 	}
-	store, cleanup, err := openStore(fresh)
+	l, cleanup, err := openLab(fresh)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	all, err := agentrl.MakeTasks(agentrl.SplitAll)
-	if err != nil {
-		return err
-	}
-	train, err := agentrl.MakeTasks(agentrl.SplitTrain)
-	if err != nil {
-		return err
-	}
 	if rlRuns {
-		heldout, err := agentrl.MakeTasks(agentrl.SplitHeldout)
+		return rlStage(l, cands)
+	}
+	var tsv io.Writer
+	if out != "" {
+		f, err := os.Create(out)
 		if err != nil {
 			return err
 		}
-		return rlStage(store, agentrl.BuildTokenizer(all), train, heldout, cands)
+		defer f.Close()
+		tsv = f
 	}
-	var tsv *os.File
-	if out != "" {
-		if tsv, err = os.Create(out); err != nil {
-			return err
-		}
-		defer tsv.Close()
-	}
-	if tsv == nil {
-		return search(store, agentrl.BuildTokenizer(all), train, cands, nil)
-	}
-	return search(store, agentrl.BuildTokenizer(all), train, cands, tsv)
+	return search(l, cands, tsv)
 }
 
 func run(fresh bool, baseCfg agentrl.BaseConfig, cfg agentrl.RLConfig) error {
@@ -162,24 +175,12 @@ func run(fresh bool, baseCfg agentrl.BaseConfig, cfg agentrl.RLConfig) error {
 		return err
 	}
 	fmt.Printf("backend: %s\n", backend.Name())
-	store, cleanup, err := openStore(fresh)
+	l, cleanup, err := openLab(fresh)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	all, err := agentrl.MakeTasks(agentrl.SplitAll)
-	if err != nil {
-		return err
-	}
-	train, err := agentrl.MakeTasks(agentrl.SplitTrain)
-	if err != nil {
-		return err
-	}
-	heldout, err := agentrl.MakeTasks(agentrl.SplitHeldout)
-	if err != nil {
-		return err
-	}
-	tok := agentrl.BuildTokenizer(all)
+	store, tok, train, heldout := l.store, l.tok, l.train, l.heldout
 
 	start := time.Now()
 	base, err := agentrl.BaseFrom(store, tok, baseCfg)

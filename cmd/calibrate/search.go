@@ -26,7 +26,8 @@ type step0Row struct {
 }
 
 // scoreStep0 makes (or loads) the candidate's base agent and prints its step-0 lines as the notebooks do.
-func scoreStep0(store *agentrl.Store, tok *agentrl.Tokenizer, train []agentrl.Task, c recipe.Candidate) (step0Row, error) {
+func scoreStep0(l lab, c recipe.Candidate) (step0Row, error) {
+	store, tok, train := l.store, l.tok, l.train
 	row := step0Row{lines: map[string][]string{}}
 	start := time.Now()
 	base, err := agentrl.BaseFrom(store, tok, c.Base)
@@ -187,14 +188,14 @@ func values(line string) []string {
 }
 
 // search scores every candidate at step 0 and prints one row per candidate (and to tsv, when not nil).
-func search(store *agentrl.Store, tok *agentrl.Tokenizer, train []agentrl.Task, cands []recipe.Candidate, tsv io.Writer) error {
+func search(l lab, cands []recipe.Candidate, tsv io.Writer) error {
 	header := "candidate\tstep-0 lines inside\tgate\tstep-0 batch (pass/submit/malformed of 64; turns, reads)\tC3 policy, C4 tool\tC5-C7 tokens (max)\toverflow at 24\tsubmit at 6/12/24\tC24 erred | erred pass | pass | tokens\tmalformed per turn\tlines\tbase s\tsettings"
 	if tsv != nil {
 		fmt.Fprintln(tsv, header)
 	}
 	for i, c := range cands {
 		fmt.Fprintf(os.Stderr, "candidate %d of %d: %s (%s)\n", i+1, len(cands), c.Name, c.Settings)
-		row, err := scoreStep0(store, tok, train, c)
+		row, err := scoreStep0(l, c)
 		if err != nil {
 			return fmt.Errorf("candidate %s: %w", c.Name, err)
 		}

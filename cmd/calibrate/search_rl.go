@@ -34,7 +34,8 @@ var rlBands = []rlBand{
 // 3-turn arm of each candidate and prints the values the bands read, with the mechanisms these runs decide: the
 // never-submit run's stall (C34), the malformed-call ratio (C27), the 0.3 cost's collapse (C14, C32) and the 3-turn
 // arm's regime (C15).
-func rlStage(store *agentrl.Store, tok *agentrl.Tokenizer, train, heldout []agentrl.Task, cands []recipe.Candidate) error {
+func rlStage(l lab, cands []recipe.Candidate) error {
+	store, tok, train, heldout := l.store, l.tok, l.train, l.heldout
 	for i, c := range cands {
 		fmt.Fprintf(os.Stderr, "RL stage, candidate %d of %d: %s (%s)\n", i+1, len(cands), c.Name, c.Settings)
 		base, err := agentrl.BaseFrom(store, tok, c.Base)
