@@ -1,0 +1,200 @@
+// Command bench measures what a reader of the chapter waits for, in one run on this machine: the chapter executed
+// from an empty result store (cold) and again with every result stored (warm), per notebook; the share of a default
+// 40-step GRPO run that goes to compiling graphs, with the compiled-graph cache off and on; and, where PyTorch is
+// installed, a GRPO step against PyTorch on the XLA and the pure-Go backends (internal/pytorchref/grpo_compare.sh).
+// The notebooks execute into a temporary folder with a temporary result store: the committed notebooks and the
+// user's store are not touched.
+//
+//	go run ./notebooks/cmd/bench                  # the whole chapter (about 20 minutes on 2 cores, on XLA)
+//	go run ./notebooks/cmd/bench -sections 12.6   # one notebook: a quick check of the command
+//	go run ./notebooks/cmd/bench -torch=false     # without the PyTorch comparison
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/gomlxmodel"
+	"github.com/agentrl-go/agentrl/notebooks"
+)
+
+func main() {
+	flag.Usage = func() {
+		fmt.Fprint(flag.CommandLine.Output(), `Usage: go run ./notebooks/cmd/bench [flags]
+
+Measures, in one run: the chapter (or -sections) executed through Jupyter from an empty result store and again with
+every result stored, per notebook; the share of a default 40-step GRPO run spent on its graphs' first calls
+(compilation), with the compiled-graph cache off and on; and a GRPO step against PyTorch on both backends, where
+Debian's python3-torch is installed. Nothing committed and nothing in the user's store is touched.
+
+Flags:
+`)
+		flag.PrintDefaults()
+	}
+	sections := flag.String("sections", "", "comma-separated sections or names to execute (default: the whole chapter)")
+	torch := flag.Bool("torch", true, "compare a GRPO step with PyTorch (internal/pytorchref/grpo_compare.sh) when it is installed")
+	shareRun := flag.Bool("share-run", false, "internal: train one default 40-step run in this process and print its compile share")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "bench: unexpected arguments %q (notebooks are chosen with -sections)\n", flag.Args())
+		os.Exit(2)
+	}
+	if *shareRun {
+		if err := compileShare(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, *sections, *torch)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, sections string, torch bool) error {
+	numerics, err := gomlxmodel.Numerics()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "agentrl-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	// The kernel and every cell program inherit this environment: an empty store, and in it an empty graph cache.
+	if err := os.Setenv(agentrl.CacheEnv, filepath.Join(dir, "store")); err != nil {
+		return err
+	}
+	paths, err := notebooks.Chapter("notebooks")
+	if err != nil {
+		return fmt.Errorf("%w (run from the repository root)", err)
+	}
+	if paths, err = notebooks.Select(paths, sections); err != nil {
+		return err
+	}
+	r, err := notebooks.NewRunner()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("bench %s | %s | %d cores\n", time.Now().Format("2006-01-02"), numerics, runtime.NumCPU())
+	var totals [2]time.Duration
+	times := make([][2]time.Duration, len(paths))
+	for pass, name := range []string{"cold", "warm"} {
+		for i, p := range paths {
+			fmt.Fprintf(os.Stderr, "bench: %s %s\n", name, filepath.Base(p))
+			start := time.Now()
+			if err := r.Execute(ctx, p, filepath.Join(dir, name+"-"+filepath.Base(p))); err != nil {
+				return err
+			}
+			times[i][pass] = time.Since(start)
+			totals[pass] += times[i][pass]
+		}
+	}
+	fmt.Printf("%-42s | %8s | %8s\n", "notebook", "cold", "warm")
+	for i, p := range paths {
+		fmt.Printf("%-42s | %7.1fs | %7.1fs\n", filepath.Base(p), times[i][0].Seconds(), times[i][1].Seconds())
+	}
+	fmt.Printf("%-42s | %7.1fs | %7.1fs\n", "chapter", totals[0].Seconds(), totals[1].Seconds())
+	for _, cache := range []string{"off", "on"} {
+		if err := shareOf(ctx, cache); err != nil {
+			return err
+		}
+	}
+	if torch {
+		return torchRatios(ctx)
+	}
+	return nil
+}
+
+// shareOf runs this command again as -share-run with the compiled-graph cache off or on (a new process: every
+// graph is compiled, or loaded from the cache the notebooks filled).
+func shareOf(ctx context.Context, cache string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, self, "-share-run")
+	cmd.Env = append(os.Environ(), gomlxmodel.XLACacheEnv+"="+cache)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("the compile-share run (cache %s): %w", cache, err)
+	}
+	fmt.Printf("default 40-step run, compiled-graph cache %-3s | %s", cache, out)
+	return nil
+}
+
+// compileShare trains a default 40-step run from the base agent (made, or loaded from the store) and prints its
+// time and the share of it that went to the first calls of its graphs (compilation, or loading a compiled graph).
+func compileShare() error {
+	store, err := agentrl.DefaultStore()
+	if err != nil {
+		return err
+	}
+	all, err := agentrl.MakeTasks(agentrl.SplitAll)
+	if err != nil {
+		return err
+	}
+	train, err := agentrl.MakeTasks(agentrl.SplitTrain)
+	if err != nil {
+		return err
+	}
+	tok := agentrl.BuildTokenizer(all)
+	base, err := agentrl.BaseFrom(store, tok, agentrl.DefaultBaseConfig())
+	if err != nil {
+		return err
+	}
+	policy, err := base.Clone()
+	if err != nil {
+		return err
+	}
+	n0, d0 := gomlxmodel.CompileStats()
+	start := time.Now()
+	if _, err := agentrl.TrainRL(policy, train, tok, agentrl.DefaultRLConfig(), 40, nil); err != nil {
+		return err
+	}
+	total := time.Since(start)
+	n, d := gomlxmodel.CompileStats()
+	fmt.Printf("%.1fs, of which %d graphs' first calls %.1fs (%.0f%%)\n", total.Seconds(), n-n0, (d - d0).Seconds(),
+		100*(d-d0).Seconds()/total.Seconds())
+	return nil
+}
+
+// torchRatios runs grpo_compare.sh on both backends and prints its ratio lines, or says why it cannot.
+func torchRatios(ctx context.Context) error {
+	const python = "/usr/bin/python3"
+	if err := exec.CommandContext(ctx, python, "-c", "import torch").Run(); err != nil {
+		fmt.Println("GRPO step against PyTorch: skipped, PyTorch is not installed for " + python +
+			" (apt-get install python3-torch, then run this again)")
+		return nil
+	}
+	for _, backend := range []string{"xla", "go"} {
+		cmd := exec.CommandContext(ctx, "internal/pytorchref/grpo_compare.sh")
+		cmd.Env = append(os.Environ(), "GOMLX_BACKEND="+backend)
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("grpo_compare.sh on %s: %w", backend, err)
+		}
+		sc := bufio.NewScanner(strings.NewReader(string(out)))
+		for sc.Scan() { // its table: seconds per step and the Go/PyTorch ratios of sampling, update and the step
+			fmt.Printf("GRPO step on %-3s | %s\n", backend, sc.Text())
+		}
+	}
+	return nil
+}
