@@ -674,19 +674,20 @@ func (l lab) costRemedies(o *outcome, cfg agentrl.RLConfig) error {
 	return nil
 }
 
-// earlyStopEnv makes cfg's environment wrapped in §12.5's EarlyStopEnv: one malformed call ends the episode.
+// earlyStopEnv makes cfg's environment wrapped in §12.5's EarlyStopEnv (agentrl.NewEarlyStopEnv): one malformed
+// call ends the episode.
 func earlyStopEnv(cfg agentrl.RLConfig) agentrl.EnvFactory {
 	return func() (agentrl.Env, error) {
 		reward, err := cfg.Reward.Func()
 		if err != nil {
 			return nil, err
 		}
-		env, err := agentrl.NewEditBudgetEnv(cfg.MaxTurns, reward, cfg.MaxEdits)
+		env, err := agentrl.NewEarlyStopEnv(cfg.MaxTurns, reward, cfg.MaxEdits, 1)
 		if err != nil {
 			return nil, err
 		}
 		env.Obs = cfg.Obs
-		return &agentrl.EarlyStopEnv{EditBudgetEnv: env, MaxInvalid: 1}, nil
+		return env, nil
 	}
 }
 
