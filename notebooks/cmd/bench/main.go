@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/ch12"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 	"github.com/agentrl-go/agentrl/notebooks"
 )
@@ -142,20 +143,11 @@ func shareOf(ctx context.Context, cache string) error {
 // compileShare trains a default 40-step run from the base agent (made, or loaded from the store) and prints its
 // time and the share of it that went to the first calls of its graphs (compilation, or loading a compiled graph).
 func compileShare() error {
-	store, err := agentrl.DefaultStore()
+	ch, err := ch12.Setup() // the chapter's tokenizer, tasks and store, as a notebook's first cell has them
 	if err != nil {
 		return err
 	}
-	all, err := agentrl.MakeTasks(agentrl.SplitAll)
-	if err != nil {
-		return err
-	}
-	train, err := agentrl.MakeTasks(agentrl.SplitTrain)
-	if err != nil {
-		return err
-	}
-	tok := agentrl.BuildTokenizer(all)
-	base, err := agentrl.BaseFrom(store, tok, agentrl.DefaultBaseConfig())
+	base, err := ch.Base()
 	if err != nil {
 		return err
 	}
@@ -165,7 +157,7 @@ func compileShare() error {
 	}
 	n0, d0 := gomlxmodel.CompileStats()
 	start := time.Now()
-	if _, err := agentrl.TrainRL(policy, train, tok, agentrl.DefaultRLConfig(), 40, nil); err != nil {
+	if _, err := agentrl.TrainRL(policy, ch.Train, ch.Tok, agentrl.DefaultRLConfig(), 40, nil); err != nil {
 		return err
 	}
 	total := time.Since(start)
