@@ -58,88 +58,151 @@ Flags:
 	}
 }
 
+// run sets the machine up: it installs or repairs what the probe finds missing, then checks the result and
+// prints one line per component. With dryRun it only prints the planned steps. With xla false (-no-xla) it does
+// not install the PJRT plugin, but says at the end whether one is there.
 func run(installJupyter, dryRun, xla bool) error {
-	gobin, err := setup.GoBin()
+	loc, err := locate(xla)
 	if err != nil {
 		return err
+	}
+	s := probe(loc.gobin, loc.logFile, loc.pjrtDir)
+	steps := plan(s, loc.gonbPath, loc.logFile, loc.pjrtDir, installJupyter)
+	if dryRun {
+		return printPlan(s, steps, installJupyter)
+	}
+	reportReady(s, loc.pjrtDir)
+	if err := runSteps(steps, s.Root, loc.logFile); err != nil {
+		return err
+	}
+	if s, err = verify(loc); err != nil {
+		return err
+	}
+	if !xla { // -no-xla: say whether a plugin is there all the same
+		loc.pjrtDir = gomlxmodel.PJRTDir()
+		s.PJRT = loc.pjrtDir != "" && pjrtInstalled(loc.pjrtDir)
+	}
+	fmt.Println(pjrtHint(s, loc.pjrtDir, xla))
+	fmt.Printf("ready; GoNB logs go to %s\n", loc.logFile)
+	return nil
+}
+
+// locations are where setup installs and logs.
+type locations struct {
+	gobin    string // Go's bin folder, where `go install` puts gonb, goimports and gopls
+	gonbPath string // the gonb binary in gobin
+	logFile  string // GoNB's log file, in the user cache folder
+	pjrtDir  string // the PJRT CPU plugin's folder; "" when it is not wanted or there is no home folder
+}
+
+// locate returns the locations for this machine (with pjrtDir "" unless xla) and puts Go's bin folder first on
+// this process's PATH, for the tools that `gonb --install` runs. It fails when Go's bin folder or the user cache
+// folder cannot be found.
+func locate(xla bool) (locations, error) {
+	gobin, err := setup.GoBin()
+	if err != nil {
+		return locations{}, err
 	}
 	// The tools run by `gonb --install` must be found on PATH (the kernel gets it from kernel.json's env).
 	os.Setenv("PATH", gobin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	cacheDir, err := os.UserCacheDir()
 	if err != nil {
-		return fmt.Errorf("no user cache directory for GoNB's log: %w", err)
+		return locations{}, fmt.Errorf("no user cache directory for GoNB's log: %w", err)
 	}
-	logFile := filepath.Join(cacheDir, "gonb", "gonb.log")
-	gonbPath := filepath.Join(gobin, "gonb")
-	pjrtDir := ""
+	loc := locations{
+		gobin:    gobin,
+		gonbPath: filepath.Join(gobin, "gonb"),
+		logFile:  filepath.Join(cacheDir, "gonb", "gonb.log"),
+	}
 	if xla {
-		pjrtDir = gomlxmodel.PJRTDir() // "" (no home folder): pjrtHint says so at the end
+		loc.pjrtDir = gomlxmodel.PJRTDir() // "" (no home folder): pjrtHint says so at the end
 	}
+	return loc, nil
+}
 
-	s := probe(gobin, logFile, pjrtDir)
-	steps := plan(s, gonbPath, logFile, pjrtDir, installJupyter)
-	if dryRun {
-		for _, st := range steps {
-			fmt.Printf("would %s: %s\n", st.Name, describe(st))
-		}
-		if !s.jupyterOK() && !installJupyter {
-			return errors.New(jupyterHelp(s))
-		}
-		if len(steps) == 0 {
-			fmt.Println("nothing to do")
-		}
-		return nil
+// printPlan prints one line per planned step, or "nothing to do" when there is none. It returns Jupyter's
+// installation help as the error when Jupyter is incomplete and installJupyter is false.
+func printPlan(s state, steps []step, installJupyter bool) error {
+	for _, st := range steps {
+		fmt.Printf("would %s: %s\n", st.Name, describe(st))
 	}
+	if !s.jupyterOK() && !installJupyter {
+		return errors.New(jupyterHelp(s))
+	}
+	if len(steps) == 0 {
+		fmt.Println("nothing to do")
+	}
+	return nil
+}
+
+// reportReady prints one line for each Go tool at its pinned version, and for the PJRT plugin when it is wanted
+// (pjrtDir is not "") and installed.
+func reportReady(s state, pjrtDir string) {
 	report(s.GonbVersion == gonbVersion, "gonb "+gonbVersion)
 	report(s.GoimportsVersion == toolsVersion, "goimports "+toolsVersion)
 	report(s.GoplsVersion == goplsVersion, "gopls "+goplsVersion)
 	report(pjrtDir != "" && s.PJRT, "PJRT CPU plugin")
+}
+
+// runSteps carries out the steps in order, printing one line with its time for each. It stops at the first step
+// that fails and returns its error, prefixed with the step's name; a failure of the optional PJRT plugin is
+// printed instead and the steps go on. Installing Jupyter with apt-get needs root: without it (root false),
+// runSteps stops there with the command to run.
+func runSteps(steps []step, root bool, logFile string) error {
 	for _, st := range steps {
-		if st.Kind == runCmds && st.Cmds[0][0] == "apt-get" && !s.Root {
+		if st.Kind == runCmds && st.Cmds[0][0] == "apt-get" && !root {
 			return fmt.Errorf("installing Jupyter needs root: run `sudo apt-get install -y %s`, then rerun "+
 				"`go run ./kernelsetup`", aptPackages)
 		}
-		start := time.Now()
-		if st.Kind == installPlugin { // optional: a failure is one line, and setup goes on
-			if src, err := tryPluginSources(st.Path, st.Sources, installFrom); err != nil {
-				fmt.Printf("%-32s failed, models run on the pure-Go backend: %s\n", st.Name, err)
-			} else {
-				fmt.Printf("%-32s done (%.1fs, %s)\n", st.Name, time.Since(start).Seconds(), src)
-			}
+		if st.Kind == installPlugin {
+			installOptionalPlugin(st)
 			continue
 		}
+		start := time.Now()
 		if err := execute(st, logFile); err != nil {
 			return fmt.Errorf("%s: %w", st.Name, err)
 		}
 		fmt.Printf("%-32s done (%.1fs)\n", st.Name, time.Since(start).Seconds())
 	}
+	return nil
+}
 
-	// Check the result, including Jupyter, which may have just been installed.
-	s = probe(gobin, logFile, pjrtDir)
-	if s.GonbVersion != gonbVersion || s.GoimportsVersion != toolsVersion || s.GoplsVersion != goplsVersion {
-		return fmt.Errorf("after installing, %s has gonb %q, goimports %q, gopls %q (is GOBIN writable?)",
-			gobin, s.GonbVersion, s.GoimportsVersion, s.GoplsVersion)
+// installOptionalPlugin carries out an installPlugin step, trying its sources in order, and prints one line:
+// done, with the time and the source that worked, or failed, with the error (the models then run on the pure-Go
+// backend).
+func installOptionalPlugin(st step) {
+	start := time.Now()
+	if src, err := tryPluginSources(st.Path, st.Sources, installFrom); err != nil {
+		fmt.Printf("%-32s failed, models run on the pure-Go backend: %s\n", st.Name, err)
+	} else {
+		fmt.Printf("%-32s done (%.1fs, %s)\n", st.Name, time.Since(start).Seconds(), src)
 	}
-	if !slices.Equal(s.KernelArgv, wantKernelArgv(gonbPath, logFile)) || s.KernelPath != wantKernelPath(gobin) {
-		return fmt.Errorf("kernel spec in %s is not the one written", kernelDir())
+}
+
+// verify probes the machine again after the steps and returns the new state. It fails unless the Go tools are at
+// their pinned versions, the kernel spec is the one written, and Jupyter (which may have just been installed) is
+// complete and lists the kernel; it prints a line for the kernel and one for Jupyter as each checks out.
+func verify(loc locations) (state, error) {
+	s := probe(loc.gobin, loc.logFile, loc.pjrtDir)
+	if s.GonbVersion != gonbVersion || s.GoimportsVersion != toolsVersion || s.GoplsVersion != goplsVersion {
+		return s, fmt.Errorf("after installing, %s has gonb %q, goimports %q, gopls %q (is GOBIN writable?)",
+			loc.gobin, s.GonbVersion, s.GoimportsVersion, s.GoplsVersion)
+	}
+	wantArgv := wantKernelArgv(loc.gonbPath, loc.logFile)
+	if !slices.Equal(s.KernelArgv, wantArgv) || s.KernelPath != wantKernelPath(loc.gobin) {
+		return s, fmt.Errorf("kernel spec in %s is not the one written", kernelDir())
 	}
 	report(true, "kernel gonb in "+kernelDir())
 	if !s.jupyterOK() {
-		return errors.New(jupyterHelp(s))
+		return s, errors.New(jupyterHelp(s))
 	}
 	out, err := exec.Command(s.Jupyter, "kernelspec", "list").Output()
 	if err != nil || !strings.Contains(string(out), kernelDir()) {
-		return fmt.Errorf("`%s kernelspec list` does not list %s (JUPYTER_DATA_DIR differs?)", s.Jupyter, kernelDir())
+		return s, fmt.Errorf("`%s kernelspec list` does not list %s (JUPYTER_DATA_DIR differs?)", s.Jupyter, kernelDir())
 	}
 	report(true, fmt.Sprintf("jupyter %s (python %s with %s)", s.Jupyter, s.JupyterPython,
 		strings.Join(pythonModules, ", ")))
-	if !xla { // -no-xla: say whether a plugin is there all the same
-		pjrtDir = gomlxmodel.PJRTDir()
-		s.PJRT = pjrtDir != "" && pjrtInstalled(pjrtDir)
-	}
-	fmt.Println(pjrtHint(s, pjrtDir, xla))
-	fmt.Printf("ready; GoNB logs go to %s\n", logFile)
-	return nil
+	return s, nil
 }
 
 // report prints one line for a component that was found ready before any step ran.

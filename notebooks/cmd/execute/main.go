@@ -61,13 +61,14 @@ Flags:
 	}
 }
 
+// run executes the notebooks named by args (all of the chapter's when there are none) and rewrites the report
+// when one of the chapter's notebooks was written; with reportOnly it only rewrites the report. It returns the
+// joined errors of the notebooks that failed and of the report, or the first error that stops it.
 func run(ctx context.Context, args []string, reportOnly bool) error {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	gomod := strings.TrimSpace(string(out))
-	if err != nil || gomod == "" || gomod == os.DevNull {
-		return fmt.Errorf("run it from inside the repository (go env GOMOD found no module)")
+	root, err := moduleRoot()
+	if err != nil {
+		return err
 	}
-	root := filepath.Dir(gomod)
 	dir := filepath.Join(root, "notebooks")
 	chapter, err := notebooks.Chapter(dir)
 	if err != nil {
@@ -78,6 +79,40 @@ func run(ctx context.Context, args []string, reportOnly bool) error {
 		return writeReport(dir, chapter)
 	}
 
+	paths, err := notebookPaths(args, dir, chapter)
+	if err != nil {
+		return err
+	}
+	failed, touchedChapter, err := executeAll(ctx, root, paths, chapter)
+	if err != nil {
+		return err
+	}
+
+	var errs []error
+	if failed > 0 {
+		errs = append(errs, fmt.Errorf("%d of %d notebooks failed", failed, len(paths)))
+	}
+	if touchedChapter {
+		errs = append(errs, writeReport(dir, chapter))
+	}
+	return errors.Join(errs...)
+}
+
+// moduleRoot returns the folder of the repository's go.mod, as `go env GOMOD` finds it from the working directory.
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	gomod := strings.TrimSpace(string(out))
+	if err != nil || gomod == "" || gomod == os.DevNull {
+		return "", fmt.Errorf("run it from inside the repository (go env GOMOD found no module)")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// notebookPaths returns the notebooks that args name. An arg ending in .ipynb that names an existing file is taken
+// as is; the others are sections or names, which select from chapter (see [notebooks.Select]) after those files.
+// With no args, all of chapter is selected. It fails when a name matches nothing, or when that leaves no notebook
+// ("no notebooks in dir").
+func notebookPaths(args []string, dir string, chapter []string) ([]string, error) {
 	var paths, names []string
 	for _, a := range args {
 		if strings.HasSuffix(a, ".ipynb") {
@@ -91,64 +126,68 @@ func run(ctx context.Context, args []string, reportOnly bool) error {
 	if len(names) > 0 || len(paths) == 0 {
 		sel, err := notebooks.Select(chapter, strings.Join(names, ","))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		paths = append(paths, sel...)
 	}
 	if len(paths) == 0 {
-		return fmt.Errorf("no notebooks in %s", dir)
+		return nil, fmt.Errorf("no notebooks in %s", dir)
 	}
+	return paths, nil
+}
 
+// executeAll executes the notebooks at paths in order with one runner (see executeOne), then prints the total
+// wall time. It returns how many were not written, and whether one of chapter's was (touched). Its error stops it
+// at once: the runner or its temporary folder could not be made, ctx was cancelled, or a notebook was not saved.
+func executeAll(ctx context.Context, root string, paths, chapter []string) (failed int, touched bool, err error) {
 	r, err := notebooks.NewRunner()
 	if err != nil {
-		return err
+		return 0, false, err
 	}
 	r.Log = os.Stderr
 	tmp, err := os.MkdirTemp("", "nbexecute-")
 	if err != nil {
-		return err
+		return 0, false, err
 	}
 	defer os.RemoveAll(tmp)
 	san := notebooks.NewSanitizer(root)
 
-	failed, touchedChapter := 0, false
 	total := time.Now()
 	for _, p := range paths {
-		fmt.Printf("== %s\n", p)
-		res, err := r.Check(ctx, p, tmp, san)
-		if ctx.Err() != nil {
-			return fmt.Errorf("stopped (%v) while executing %s: nothing more written", context.Cause(ctx), p)
-		}
+		written, err := executeOne(ctx, r, san, tmp, p)
 		if err != nil {
-			fmt.Printf("%s: not written: %v\n", filepath.Base(p), err)
-			if res != nil {
-				for _, f := range res.Failures { // of the cells that ran before it stopped
-					fmt.Println("  " + f)
-				}
-			}
-			failed++
-			continue
-		}
-		written, err := save(res, p)
-		if err != nil {
-			return err
+			return failed, touched, err
 		}
 		if !written {
 			failed++
 		} else if slices.Contains(chapter, absPath(p)) {
-			touchedChapter = true // a scratch notebook beside the chapter's leaves the report alone
+			touched = true // a scratch notebook beside the chapter's leaves the report alone
 		}
 	}
 	fmt.Printf("total %.1fs\n", time.Since(total).Seconds())
+	return failed, touched, nil
+}
 
-	var errs []error
-	if failed > 0 {
-		errs = append(errs, fmt.Errorf("%d of %d notebooks failed", failed, len(paths)))
+// executeOne executes the notebook at p with r into the folder tmp, printing its name first, and saves it over p
+// unless it shows failures (see save). A notebook that could not be executed to the end is not written: its error
+// and the failures of the cells that ran are printed. executeOne reports whether it wrote p; its error is a
+// cancelled ctx or a failure to write p.
+func executeOne(ctx context.Context, r *notebooks.Runner, san *notebooks.Sanitizer, tmp, p string) (bool, error) {
+	fmt.Printf("== %s\n", p)
+	res, err := r.Check(ctx, p, tmp, san)
+	if ctx.Err() != nil {
+		return false, fmt.Errorf("stopped (%v) while executing %s: nothing more written", context.Cause(ctx), p)
 	}
-	if touchedChapter {
-		errs = append(errs, writeReport(dir, chapter))
+	if err != nil {
+		fmt.Printf("%s: not written: %v\n", filepath.Base(p), err)
+		if res != nil {
+			for _, f := range res.Failures { // of the cells that ran before it stopped
+				fmt.Println("  " + f)
+			}
+		}
+		return false, nil
 	}
-	return errors.Join(errs...)
+	return save(res, p)
 }
 
 // save writes the executed notebook of res over dst unless it shows failures, and prints one line about it (and
