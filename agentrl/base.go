@@ -183,7 +183,7 @@ func (c BaseConfig) demoCalls(task Task, mapping bool, rng *rand.Rand) [][]strin
 			return append(calls, []string{"submit"})
 		}
 	}
-	op := Ops[rng.IntN(len(Ops))]
+	op := repairOps[rng.IntN(len(repairOps))]
 	switch {
 	case mapping:
 		if rng.Float64() < c.MappingRightProb {
@@ -224,7 +224,7 @@ func (c BaseConfig) stall(calls [][]string, rng *rand.Rand) [][]string {
 		if rng.Float64() < c.StallTestProb {
 			calls = append(calls, []string{ToolTest})
 		} else {
-			calls = append(calls, []string{ToolEdit, Ops[rng.IntN(len(Ops))]})
+			calls = append(calls, []string{ToolEdit, repairOps[rng.IntN(len(repairOps))]})
 		}
 	}
 	return calls
@@ -390,7 +390,7 @@ func trainBase(tasks []Task, tok *Tokenizer, c BaseConfig, o *baseOptions, res *
 	}
 	rng := rand.New(src)
 	loss := gomlxmodel.LossConfig{Kind: "reinforce", Aggregation: TokenMean, LR: c.LR, MaxGradNorm: 1}
-	prog := NewProgress("base agent", c.Steps).resumeAt(first)
+	prog := res.progress("base agent", c.Steps).resumeAt(first)
 	for step := first; step < c.Steps; step++ {
 		idx := make([]int, c.BatchSize)
 		for i := range idx {
@@ -452,7 +452,7 @@ func BaseFrom(store *Store, tok *Tokenizer, c BaseConfig, opts ...BaseOption) (*
 	if err != nil {
 		return nil, err
 	}
-	return cachedResumable(store, baseKey(tok, c, o), ModelCodec, func(res *resumer) (*gomlxmodel.Model, error) {
+	return cachedResumable(store, baseKey(tok, c, o), ModelCodec(), func(res *resumer) (*gomlxmodel.Model, error) {
 		tasks, err := MakeTasks(SplitTrain)
 		if err != nil {
 			return nil, err

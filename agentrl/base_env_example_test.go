@@ -2,6 +2,7 @@ package agentrl_test
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -31,6 +32,7 @@ func ExampleWithBaseEnv() {
 	if err != nil {
 		panic(err)
 	}
+	store.Notices = io.Discard // not the example's output: the "cache:" and "progress:" lines
 	c := agentrl.DefaultBaseConfig()
 	c.Demos, c.MappingDemos, c.Steps, c.BatchSize = 16, 8, 2, 4 // a tiny schedule, for the example
 	quiet := func() (agentrl.Env, error) {

@@ -32,11 +32,38 @@ const CacheEnv = "AGENTRL_CACHE"
 //
 // A process reads each entry from disk at most once: Cached keeps the payload of every entry it loaded or stored,
 // and a later Cached of the same key decodes it from memory without a notice.
+//
+// The exported fields say how the computations run through the store report and save their progress. Set them
+// before the store is used (they are read without synchronization); their zero values are the defaults.
 type Store struct {
+	// Notices receives the store's notices, lines that start with "cache:", and the progress lines, which start
+	// with "progress:", of the computations the store runs (the base agent, TrainedRun, ResumableRun) and of the
+	// store's NewProgress. Nil means os.Stderr. Each Write carries whole lines; writes may come from more than
+	// one goroutine (an interrupt's notice comes from a goroutine of its own).
+	Notices io.Writer
+	// ProgressEvery is the least wall time between two progress lines of a computation; zero means
+	// DefaultProgressEvery.
+	ProgressEvery time.Duration
+	// CheckpointEvery is the wall time between two saves of a running computation's progress (see ResumableRun):
+	// a process killed outright, with no interrupt first, loses at most this much work. Zero means
+	// DefaultCheckpointEvery.
+	CheckpointEvery time.Duration
+
 	dir     string
 	storage *cache.Storage
 	held    sync.Map // key → the payload of an entry this process loaded or stored
 }
+
+// notices is where the store's notices go: Notices, or os.Stderr.
+func (s *Store) notices() io.Writer {
+	if s.Notices == nil {
+		return os.Stderr
+	}
+	return s.Notices
+}
+
+// notef writes one notice (a line that starts with "cache:") to the store's Notices.
+func (s *Store) notef(format string, args ...any) { fmt.Fprintf(s.notices(), format, args...) }
 
 // OpenStore opens (creating it if needed) the cache directory dir.
 func OpenStore(dir string) (*Store, error) {
@@ -161,10 +188,10 @@ func Cached[T any](s *Store, key string, codec Codec[T], compute func() (T, erro
 	}
 	s.held.Store(key, payload.Bytes())
 	if err := s.save(key, payload.Bytes()); err != nil {
-		fmt.Fprintf(ProgressOutput, "cache: computed %s in %s but could not store it: %v\n", key,
+		s.notef("cache: computed %s in %s but could not store it: %v\n", key,
 			time.Since(start).Round(time.Second), err)
 	} else {
-		fmt.Fprintf(ProgressOutput, "cache: computed %s in %s\n", key, time.Since(start).Round(time.Second))
+		s.notef("cache: computed %s in %s\n", key, time.Since(start).Round(time.Second))
 	}
 	return codec.Decode(bytes.NewReader(payload.Bytes()))
 }
@@ -200,10 +227,10 @@ func loadLogged[T any](s *Store, key string, codec Codec[T]) (T, bool) {
 	switch {
 	case err == nil:
 		s.held.Store(key, payload)
-		fmt.Fprintf(ProgressOutput, "cache: loaded %s\n", key)
+		s.notef("cache: loaded %s\n", key)
 		return v, true
 	case !errors.Is(err, os.ErrNotExist):
-		fmt.Fprintf(ProgressOutput, "cache: %s unusable (%v): recomputing\n", key, err)
+		s.notef("cache: %s unusable (%v): recomputing\n", key, err)
 	}
 	return v, false
 }
@@ -314,11 +341,12 @@ func (s *Store) save(key string, payload []byte) error {
 	return nil
 }
 
-// ModelCodec stores a TinyAgent (weights and optimizer state).
-var ModelCodec = Codec[*gomlxmodel.Model]{
-	Encode: func(w io.Writer, m *gomlxmodel.Model) error { _, err := m.WriteTo(w); return err },
-	Decode: gomlxmodel.ReadModel,
+// ModelCodec returns the codec that stores a TinyAgent (weights and optimizer state).
+func ModelCodec() Codec[*gomlxmodel.Model] {
+	return Codec[*gomlxmodel.Model]{Encode: writeModel, Decode: gomlxmodel.ReadModel}
 }
+
+func writeModel(w io.Writer, m *gomlxmodel.Model) error { _, err := m.WriteTo(w); return err }
 
 // Run is the result of a training run: the trained policy, the optional critic, the per-step history and the
 // terminal infos logged by the environments.
@@ -336,77 +364,80 @@ type Run struct {
 	Metrics map[string][]float64
 }
 
-// RunCodec stores a Run: a gob record of the history and log, then the policy and the optional critic, each
-// as a length-prefixed section (their readers may read ahead).
-var RunCodec = Codec[*Run]{
-	Encode: func(w io.Writer, r *Run) error {
-		rec, policy, critic := sectionBuffers.Get().(*bytes.Buffer), sectionBuffers.Get().(*bytes.Buffer),
-			sectionBuffers.Get().(*bytes.Buffer)
-		defer func() {
-			for _, b := range []*bytes.Buffer{rec, policy, critic} {
-				b.Reset()
-				sectionBuffers.Put(b)
-			}
-		}()
-		if err := gob.NewEncoder(rec).Encode(runRecord{r.History, r.Log, r.LogTask, r.Critic != nil, metricSeries(r.Metrics)}); err != nil {
+// RunCodec returns the codec that stores a Run: a gob record of the history and log, then the policy and the
+// optional critic, each as a length-prefixed section (their readers may read ahead).
+func RunCodec() Codec[*Run] { return Codec[*Run]{Encode: writeRun, Decode: readRun} }
+
+// writeRun is RunCodec's Encode.
+func writeRun(w io.Writer, r *Run) error {
+	rec, policy, critic := sectionBuffers.Get().(*bytes.Buffer), sectionBuffers.Get().(*bytes.Buffer),
+		sectionBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		for _, b := range []*bytes.Buffer{rec, policy, critic} {
+			b.Reset()
+			sectionBuffers.Put(b)
+		}
+	}()
+	if err := gob.NewEncoder(rec).Encode(runRecord{r.History, r.Log, r.LogTask, r.Critic != nil, metricSeries(r.Metrics)}); err != nil {
+		return err
+	}
+	if _, err := r.Policy.WriteTo(policy); err != nil {
+		return err
+	}
+	if r.Critic != nil {
+		if _, err := r.Critic.WriteTo(critic); err != nil {
 			return err
 		}
-		if _, err := r.Policy.WriteTo(policy); err != nil {
+	}
+	for _, section := range [][]byte{rec.Bytes(), policy.Bytes(), critic.Bytes()} {
+		if err := binary.Write(w, binary.LittleEndian, uint64(len(section))); err != nil {
 			return err
 		}
-		if r.Critic != nil {
-			if _, err := r.Critic.WriteTo(critic); err != nil {
-				return err
-			}
+		if _, err := w.Write(section); err != nil {
+			return err
 		}
-		for _, section := range [][]byte{rec.Bytes(), policy.Bytes(), critic.Bytes()} {
-			if err := binary.Write(w, binary.LittleEndian, uint64(len(section))); err != nil {
-				return err
-			}
-			if _, err := w.Write(section); err != nil {
-				return err
-			}
+	}
+	return nil
+}
+
+// readRun is RunCodec's Decode.
+func readRun(rd io.Reader) (*Run, error) {
+	data, err := io.ReadAll(rd)
+	if err != nil {
+		return nil, err
+	}
+	sections := make([][]byte, 3)
+	for i := range sections {
+		if len(data) < 8 {
+			return nil, fmt.Errorf("run section %d: truncated", i)
 		}
-		return nil
-	},
-	Decode: func(rd io.Reader) (*Run, error) {
-		data, err := io.ReadAll(rd)
-		if err != nil {
+		n := binary.LittleEndian.Uint64(data)
+		if n > uint64(len(data)-8) {
+			return nil, fmt.Errorf("run section %d: %d bytes, %d left", i, n, len(data)-8)
+		}
+		sections[i], data = data[8:8+n], data[8+n:]
+	}
+	var rec runRecord
+	if err := gob.NewDecoder(bytes.NewReader(sections[0])).Decode(&rec); err != nil {
+		return nil, err
+	}
+	policy, err := gomlxmodel.ReadModel(bytes.NewReader(sections[1]))
+	if err != nil {
+		return nil, err
+	}
+	run := &Run{Policy: policy, History: rec.History, Log: rec.Log, LogTask: rec.LogTask}
+	for _, m := range rec.Metrics {
+		if run.Metrics == nil {
+			run.Metrics = make(map[string][]float64, len(rec.Metrics))
+		}
+		run.Metrics[m.Name] = m.Values
+	}
+	if rec.HasCritic {
+		if run.Critic, err = gomlxmodel.ReadCritic(bytes.NewReader(sections[2])); err != nil {
 			return nil, err
 		}
-		sections := make([][]byte, 3)
-		for i := range sections {
-			if len(data) < 8 {
-				return nil, fmt.Errorf("run section %d: truncated", i)
-			}
-			n := binary.LittleEndian.Uint64(data)
-			if n > uint64(len(data)-8) {
-				return nil, fmt.Errorf("run section %d: %d bytes, %d left", i, n, len(data)-8)
-			}
-			sections[i], data = data[8:8+n], data[8+n:]
-		}
-		var rec runRecord
-		if err := gob.NewDecoder(bytes.NewReader(sections[0])).Decode(&rec); err != nil {
-			return nil, err
-		}
-		policy, err := gomlxmodel.ReadModel(bytes.NewReader(sections[1]))
-		if err != nil {
-			return nil, err
-		}
-		run := &Run{Policy: policy, History: rec.History, Log: rec.Log, LogTask: rec.LogTask}
-		for _, m := range rec.Metrics {
-			if run.Metrics == nil {
-				run.Metrics = make(map[string][]float64, len(rec.Metrics))
-			}
-			run.Metrics[m.Name] = m.Values
-		}
-		if rec.HasCritic {
-			if run.Critic, err = gomlxmodel.ReadCritic(bytes.NewReader(sections[2])); err != nil {
-				return nil, err
-			}
-		}
-		return run, nil
-	},
+	}
+	return run, nil
 }
 
 // sectionBuffers keeps the buffers of RunCodec's sections between encodings: a resumable run encodes its state
@@ -438,11 +469,12 @@ func metricSeries(m map[string][]float64) []series {
 	return out
 }
 
-// CriticCodec stores a critic.
-var CriticCodec = Codec[*gomlxmodel.Critic]{
-	Encode: func(w io.Writer, c *gomlxmodel.Critic) error { _, err := c.WriteTo(w); return err },
-	Decode: gomlxmodel.ReadCritic,
+// CriticCodec returns the codec that stores a critic.
+func CriticCodec() Codec[*gomlxmodel.Critic] {
+	return Codec[*gomlxmodel.Critic]{Encode: writeCritic, Decode: gomlxmodel.ReadCritic}
 }
+
+func writeCritic(w io.Writer, c *gomlxmodel.Critic) error { _, err := c.WriteTo(w); return err }
 
 // Fingerprint is a short content hash of a model's weights and optimizer state, for cache keys of results
 // computed from it.

@@ -38,12 +38,6 @@ func TestOpenStoreRemovesStaleTemps(t *testing.T) {
 	}
 }
 
-// TestMain keeps the package's progress lines and cache notices out of the test output.
-func TestMain(m *testing.M) {
-	ProgressOutput = io.Discard
-	os.Exit(m.Run())
-}
-
 var intCodec = Codec[int]{
 	Encode: func(w io.Writer, v int) error { _, err := fmt.Fprint(w, v); return err },
 	Decode: func(r io.Reader) (v int, err error) { _, err = fmt.Fscan(r, &v); return v, err },
@@ -90,7 +84,7 @@ func TestCached(t *testing.T) {
 			if tt.reopen {
 				s = mustOpen(t, s.Dir())
 			}
-			log := captureProgress(t)
+			log := captureNotices(s)
 			computed := false
 			v, err := cachedAnswer(s, &computed)
 			if err != nil || v != 42 {
@@ -118,12 +112,14 @@ func TestLoadReportsOpenErrors(t *testing.T) {
 	}
 }
 
+// mustOpen opens the store at dir with its notices and progress lines discarded (captureNotices keeps them).
 func mustOpen(t *testing.T, dir string) *Store {
 	t.Helper()
 	s, err := OpenStore(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.Notices = io.Discard
 	return s
 }
 
@@ -163,12 +159,11 @@ func flipLastByte(t *testing.T, path string) {
 	}
 }
 
-// captureProgress sends ProgressOutput to a buffer for the rest of the test.
-func captureProgress(t *testing.T) *bytes.Buffer {
-	t.Helper()
+// captureNotices sends the notices and progress lines of stores to one buffer.
+func captureNotices(stores ...*Store) *bytes.Buffer {
 	var log bytes.Buffer
-	old := ProgressOutput
-	ProgressOutput = &log
-	t.Cleanup(func() { ProgressOutput = old })
+	for _, s := range stores {
+		s.Notices = &log
+	}
 	return &log
 }

@@ -279,7 +279,7 @@ var librarySource embed.FS
 func CodeVersion() string { return codeVersion() }
 
 var codeVersion = sync.OnceValue(func() string {
-	return libraryHash(map[string]fs.FS{"agentrl": librarySource, "gomlxmodel": gomlxmodel.Source})
+	return libraryHash(map[string]fs.FS{"agentrl": librarySource, "gomlxmodel": gomlxmodel.Source()})
 })
 
 // libraryHash hashes the tokens of the Go files, tests excluded, of each named file system, in order of name.

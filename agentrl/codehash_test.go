@@ -105,6 +105,6 @@ func writeProgram(t *testing.T, src string) string {
 // BenchmarkCodeVersion measures what every program that keys a result pays once: hashing the library's code.
 func BenchmarkCodeVersion(b *testing.B) {
 	for b.Loop() {
-		libraryHash(map[string]fs.FS{"agentrl": librarySource, "gomlxmodel": gomlxmodel.Source})
+		libraryHash(map[string]fs.FS{"agentrl": librarySource, "gomlxmodel": gomlxmodel.Source()})
 	}
 }

@@ -114,7 +114,7 @@ func TestCellCodeKeys(t *testing.T) {
 				"episodeAdv := agentrl.ComputeAdvantages(rewards, cfg.GroupSize) // [E] per episode", false},
 			{"a doc comment", "// TrainContext is train_context", "// TrainContext trains", false},
 		}},
-		{"12.7.go", []keyInput{{root: "rampedRun"}, {at: "return must(agentrl.Cached(store, key, agentrl.RunCodec, func()"},
+		{"12.7.go", []keyInput{{root: "rampedRun"}, {at: "return must(agentrl.Cached(store, key, agentrl.RunCodec(), func()"},
 			{root: "maskedRun"}, {at: "func trainMaskedTruncation()"}}, []struct {
 			name, old, new string
 			changes        bool

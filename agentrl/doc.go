@@ -35,8 +35,9 @@
 // (RLUpdate), the GRPO loop (TrainRL), evaluation (Evaluate, EvaluateContext), the RL base agent (MakeRLBase,
 // trained on scripted demonstrations, see BaseConfig) and the result store (Store, Cached) that lets notebook
 // cells, each a separate program under GoNB, reuse what earlier cells computed. The base agent and TrainedRun
-// save their progress there while they train (every CheckpointInterval, and when the process is interrupted), so
-// an interrupted cell, run again, resumes bit-identically (ErrInterrupted).
+// save their progress there while they train (every Store.CheckpointEvery, and when the process is interrupted),
+// so an interrupted cell, run again, resumes bit-identically (ErrInterrupted). The store is also where they report:
+// its Notices writer receives the "cache:" notices and the "progress:" lines (every Store.ProgressEvery).
 //
 // # One-hop naming: arl name → Go name (gym)
 //
@@ -53,7 +54,7 @@
 //	random.Random(seed)                        NewRNG(seed uint64) *rand.Rand
 //	arl.compact_source(source)                 CompactSource(source)
 //	arl.infer_op(source)                       InferOp(source) (string, error)
-//	(the repair ops)                           Ops; OpComparison, OpOffByOne, OpInit, OpOperator, OpReturn; ApplyOp
+//	(the repair ops)                           Ops(); OpComparison, OpOffByOne, OpInit, OpOperator, OpReturn; ApplyOp
 //	arl.make_reward(kind, step_penalty=..,     MakeReward(kind, RewardOptions{StepPenalty, WrongSubmit, InvalidPenalty})
 //	    wrong_submit=.., invalid_penalty=..)
 //	reward='hidden'                            RewardHidden; HiddenReward
@@ -71,7 +72,7 @@
 //	arl.LoggedEnv(env, log)                    LoggedEnv{Env: env, Log: &log}
 //	arl.log_by_step(history, log)              LogByStep(history []StepStats, log []Info); also of Run.LogTask (ours: each
 //	                                               logged episode's index among its step's episodes)
-//	arl.OWNER                                  Owner; OwnerTemplate, OwnerPrompt, OwnerPolicy, OwnerTool; OwnerNames
+//	arl.OWNER                                  Owner; OwnerTemplate, OwnerPrompt, OwnerPolicy, OwnerTool; Owners(), Owner.String
 //	arl.MAX_CALL_TOKENS                        MaxCallTokens (8)
 //	getattr(model, 'max_len', 256)             ContextLen (256)
 //	arl.Episode(env, task, tok, max_turns,     NewEpisode(env, task, tok, maxTurns, maxLen) *Episode
@@ -128,7 +129,7 @@
 //	context_rollout_batch (#@save)             ContextRolloutBatch(model, envs, tasks, tok, viewOf, maxTurns, temperature, rng)
 //	train_context (#@save)                     TrainContext(base, tasks, tok, viewOf, cfg, steps); ContextStep (one step)
 //	evaluate_context (#@save)                  EvaluateContext(model, tasks, tok, viewOf, nSamples, seed, cfg)
-//	(cells run as separate programs)           Store, DefaultStore, Key, Cached, RunCodec, ModelCodec, CriticCodec
+//	(cells run as separate programs)           Store, DefaultStore, Key, Cached, RunCodec(), ModelCodec(), CriticCodec()
 //	(ours, §12.7's remedies, run)              RewardSpec.FreeCalls (a free allowance of calls);
 //	                                               TrainRampedPenalty (a step cost ramped in over training,
 //	                                               through TrainRLSchedule: train_rl with a configuration per step)

@@ -16,13 +16,17 @@ const (
 	OwnerTool                  // observation text
 )
 
-// OwnerNames are the book's names of the owner codes, indexed by Owner.
-var OwnerNames = [...]string{"template", "prompt", "policy", "tool"}
+// Owners returns the owner codes in the book's order (a new slice on each call); String names each.
+func Owners() []Owner { return []Owner{OwnerTemplate, OwnerPrompt, OwnerPolicy, OwnerTool} }
 
-// String returns the book's name of the owner.
+// ownerNames are the book's names of the owner codes, indexed by Owner.
+var ownerNames = [...]string{"template", "prompt", "policy", "tool"}
+
+// String returns the book's name of the owner: "template", "prompt", "policy" or "tool", and "none" for a value
+// that is not an owner code.
 func (o Owner) String() string {
-	if o >= 0 && int(o) < len(OwnerNames) {
-		return OwnerNames[o]
+	if o >= 0 && int(o) < len(ownerNames) {
+		return ownerNames[o]
 	}
 	return "none"
 }

@@ -29,7 +29,7 @@ func oracle(e *Episode, _ *rand.Rand) string {
 func blind(e *Episode, rng *rand.Rand) string {
 	switch len(e.Actions) {
 	case 0:
-		return CallText(ToolEdit, Ops[rng.IntN(len(Ops))])
+		return CallText(ToolEdit, repairOps[rng.IntN(len(repairOps))])
 	case 1:
 		return CallText(ToolTest)
 	}

@@ -48,7 +48,7 @@ func trainRL(run *Run, src *rand.PCG, tasks []Task, tok *Tokenizer, steps int, c
 	if advantages == nil {
 		advantages = GroupAdvantages
 	}
-	prog := NewProgress("train_rl", steps).resumeAt(len(run.History))
+	prog := res.progress("train_rl", steps).resumeAt(len(run.History))
 	for step := len(run.History); step < steps; step++ {
 		cfg := cfgAt(step)
 		stepFactory := factory
@@ -172,7 +172,7 @@ func TrainedRun(store *Store, base *gomlxmodel.Model, tok *Tokenizer, tasks []Ta
 			factory = EnvFactoryOf(cfg)
 		}
 	}
-	return cachedResumable(store, key, RunCodec, func(res *resumer) (*Run, error) {
+	return cachedResumable(store, key, RunCodec(), func(res *resumer) (*Run, error) {
 		run, src := &Run{}, newPCG(cfg.Seed)
 		if p, saved := res.restore(); p != nil {
 			run, src = p.Run, saved

@@ -3,7 +3,9 @@
 package agentrl
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,14 +14,15 @@ import (
 	"time"
 )
 
-// lockedAnswer is Cached of v under "locked" in the store at dir/store. Its computation creates dir/started and,
-// when hold is set, waits until dir/release exists. Every process of the lock tests calls it, so all need the
-// same key.
-func lockedAnswer(dir string, v int, hold bool, computed *bool) (int, error) {
+// lockedAnswer is Cached of v under "locked" in the store at dir/store, whose notices go to notices. Its
+// computation creates dir/started and, when hold is set, waits until dir/release exists. Every process of the lock
+// tests calls it, so all need the same key.
+func lockedAnswer(dir string, v int, hold bool, computed *bool, notices io.Writer) (int, error) {
 	s, err := OpenStore(filepath.Join(dir, "store"))
 	if err != nil {
 		return 0, err
 	}
+	s.Notices = notices
 	return Cached(s, "locked", intCodec, func() (int, error) {
 		*computed = true
 		if err := os.WriteFile(filepath.Join(dir, "started"), nil, 0o644); err != nil {
@@ -42,7 +45,7 @@ func TestLockHelper(t *testing.T) {
 		t.Skip("a helper process of TestCachedWaitsForAnotherProcess")
 	}
 	var computed bool
-	if _, err := lockedAnswer(dir, 1, true, &computed); err != nil {
+	if _, err := lockedAnswer(dir, 1, true, &computed, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -76,7 +79,7 @@ func TestCachedWaitsForAnotherProcess(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			holder := startHolder(t, dir)
-			log := captureProgress(t)
+			var log bytes.Buffer
 			type result struct {
 				v        int
 				err      error
@@ -85,7 +88,7 @@ func TestCachedWaitsForAnotherProcess(t *testing.T) {
 			done := make(chan result, 1)
 			go func() {
 				var r result
-				r.v, r.err = lockedAnswer(dir, 2, false, &r.computed)
+				r.v, r.err = lockedAnswer(dir, 2, false, &r.computed, &log)
 				done <- r
 			}()
 			select {

@@ -19,14 +19,14 @@ func (s *Store) lock(key string) (release func(), waited bool, err error) {
 	for {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 		if err != nil {
-			fmt.Fprintf(ProgressOutput, "cache: cannot lock %s (%v): computing it without waiting for other processes\n", key, err)
+			s.notef("cache: cannot lock %s (%v): computing it without waiting for other processes\n", key, err)
 			return func() {}, waited, nil
 		}
 		fd := int(f.Fd())
 		err = flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			if !waited {
-				fmt.Fprintf(ProgressOutput, "cache: waiting for %s (another process is computing it)\n", key)
+				s.notef("cache: waiting for %s (another process is computing it)\n", key)
 			}
 			waited = true
 			err = flock(fd, syscall.LOCK_EX)

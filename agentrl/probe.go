@@ -76,8 +76,8 @@ func ReadHabitsOf(policy *gomlxmodel.Model, tok *Tokenizer, tasks []Task, n int,
 	}
 	read := tok.EncodeCall(ToolRead)
 	calls := [][]int32{read, tok.EncodeCall(ToolSubmit)}
-	const firstEdit = 2 // calls[firstEdit+i] edits with Ops[i]
-	for _, op := range Ops {
+	const firstEdit = 2 // calls[firstEdit+i] edits with op i of Ops
+	for _, op := range repairOps {
 		calls = append(calls, tok.EncodeCall(ToolEdit, op))
 	}
 	var starts, afterRead [][]int32
@@ -92,7 +92,7 @@ func ReadHabitsOf(policy *gomlxmodel.Model, tok *Tokenizer, tasks []Task, n int,
 			starts = append(starts, slices.Clone(e.IDs))
 			e.Act(read, nil)
 			afterRead = append(afterRead, slices.Clone(e.IDs))
-			right = append(right, firstEdit+slices.Index(Ops, t.Op))
+			right = append(right, firstEdit+slices.Index(repairOps[:], t.Op))
 		}
 	}
 	first, err := CallProbs(policy, starts, calls[:1], tok.PadID)

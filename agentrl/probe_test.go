@@ -46,7 +46,7 @@ func TestCallProbs(t *testing.T) {
 	}
 	// Distinct well-formed calls are disjoint events.
 	distinct := [][]int32{tok.EncodeCall(ToolRead), tok.EncodeCall(ToolTest), tok.EncodeCall(ToolSubmit)}
-	for _, op := range Ops {
+	for _, op := range Ops() {
 		distinct = append(distinct, tok.EncodeCall(ToolEdit, op))
 	}
 	p, err := CallProbs(policy, views[:3], distinct, tok.PadID)
@@ -91,7 +91,7 @@ func TestReadHabitsOf(t *testing.T) {
 	policy := tinyPolicy(t, tok)
 	cfg := DefaultRLConfig()
 	var tasks []Task
-	for _, op := range Ops {
+	for _, op := range Ops() {
 		tasks = append(tasks, train[slices.IndexFunc(train, func(t Task) bool { return t.Op == op })])
 	}
 	got, err := ReadHabitsOf(policy, tok, tasks, 1, NewRNG(5), cfg)
@@ -109,7 +109,7 @@ func TestReadHabitsOf(t *testing.T) {
 		start := slices.Clone(e.IDs)
 		e.Act(read, nil)
 		edits := [][]int32{tok.EncodeCall(ToolEdit, task.Op)}
-		for _, op := range Ops {
+		for _, op := range Ops() {
 			if op != task.Op {
 				edits = append(edits, tok.EncodeCall(ToolEdit, op))
 			}

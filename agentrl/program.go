@@ -336,10 +336,13 @@ const (
 	OpReturn     = "fix_return"     // result: "return acc" is correct; "return 0" is the bug
 )
 
-// Ops lists the repair ops in a fixed order; an edit call names one of them.
-var Ops = []string{OpComparison, OpOffByOne, OpInit, OpOperator, OpReturn}
+// Ops returns the repair ops in a fixed order (a new slice on each call); an edit call names one of them.
+func Ops() []string { return slices.Clone(repairOps[:]) }
 
-func isOp(s string) bool { return slices.Contains(Ops, s) }
+// repairOps is Ops.
+var repairOps = [...]string{OpComparison, OpOffByOne, OpInit, OpOperator, OpReturn}
+
+func isOp(s string) bool { return slices.Contains(repairOps[:], s) }
 
 // site locates the five repair sites of a program: the line indices of the init, loop, condition, update and return
 // statements (-1 when absent) and the accumulator's name.

@@ -7,16 +7,14 @@ import (
 	"time"
 )
 
-// ProgressOutput receives the progress lines of long runs (training loops, the base agent), which start with
-// "progress:", and the result store's notices, which start with "cache:" (the notebook harness drops both).
-var ProgressOutput io.Writer = os.Stderr
+// DefaultProgressEvery is the least wall time between two progress lines of a long run unless its store's
+// ProgressEvery says otherwise.
+const DefaultProgressEvery = 15 * time.Second
 
-// ProgressInterval is the least wall time between two progress lines of a long run.
-var ProgressInterval = 15 * time.Second
-
-// Progress reports "name: step i/n, elapsed, remaining" on ProgressOutput at most every ProgressInterval, and
-// always at the end.
+// Progress reports "name: step i/n, elapsed, remaining" on a writer at most every interval, and always at the end.
+// Its lines start with "progress:" (the notebook harness drops them).
 type Progress struct {
+	w        io.Writer
 	name     string
 	n        int
 	first    int // the first step this process runs (a resumed run starts after 0)
@@ -25,10 +23,29 @@ type Progress struct {
 	interval time.Duration
 }
 
-// NewProgress starts the progress of a run of n steps.
+// NewProgress starts the progress of a run of n steps that has no result store: its lines go to os.Stderr, at most
+// every DefaultProgressEvery. A run that has a store reports through the store's NewProgress instead.
 func NewProgress(name string, n int) *Progress {
+	return newProgress(os.Stderr, DefaultProgressEvery, name, n)
+}
+
+// NewProgress starts the progress of a run of n steps whose lines go to the store's Notices, at most every
+// ProgressEvery.
+func (s *Store) NewProgress(name string, n int) *Progress {
+	return newProgress(s.notices(), s.progressEvery(), name, n)
+}
+
+// progressEvery is ProgressEvery, or its default.
+func (s *Store) progressEvery() time.Duration {
+	if s.ProgressEvery == 0 {
+		return DefaultProgressEvery
+	}
+	return s.ProgressEvery
+}
+
+func newProgress(w io.Writer, interval time.Duration, name string, n int) *Progress {
 	now := time.Now()
-	return &Progress{name: name, n: n, start: now, last: now, interval: ProgressInterval}
+	return &Progress{w: w, name: name, n: n, start: now, last: now, interval: interval}
 }
 
 // resumeAt makes the estimates count from step first, where a resumed run starts.
@@ -46,6 +63,6 @@ func (p *Progress) Done(i int, detail string) {
 	p.last = now
 	elapsed := now.Sub(p.start)
 	eta := time.Duration(float64(elapsed) / float64(i+1-p.first) * float64(p.n-i-1))
-	fmt.Fprintf(ProgressOutput, "progress: %s step %d/%d | elapsed %s | remaining %s | %s\n", p.name, i+1, p.n,
+	fmt.Fprintf(p.w, "progress: %s step %d/%d | elapsed %s | remaining %s | %s\n", p.name, i+1, p.n,
 		elapsed.Round(time.Second), eta.Round(time.Second), detail)
 }

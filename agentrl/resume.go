@@ -1,7 +1,7 @@
 package agentrl
 
 // Resuming interrupted runs. The long computations that the library caches (the base agent, TrainedRun) save
-// their state in the result store while they run: every CheckpointInterval of wall time, and when the process
+// their state in the result store while they run: every Store.CheckpointEvery of wall time, and when the process
 // receives an interrupt (Jupyter's "interrupt the kernel" sends SIGINT to the cell's program). Run again, the
 // same computation finds that state under its key and goes on from it. The state is everything the remaining
 // steps read (the model with its optimizer moments and step count, the run generator's state, the history and
@@ -30,9 +30,17 @@ import (
 // its progress.
 var ErrInterrupted = errors.New("interrupted")
 
-// CheckpointInterval is the wall time between two saves of a running computation's progress. A process killed
-// outright (no interrupt first) loses at most this much work.
-var CheckpointInterval = 30 * time.Second
+// DefaultCheckpointEvery is the wall time between two saves of a running computation's progress unless its
+// store's CheckpointEvery says otherwise.
+const DefaultCheckpointEvery = 30 * time.Second
+
+// checkpointEvery is CheckpointEvery, or its default.
+func (s *Store) checkpointEvery() time.Duration {
+	if s.CheckpointEvery == 0 {
+		return DefaultCheckpointEvery
+	}
+	return s.CheckpointEvery
+}
 
 // checkpoint is a resumable computation's state after Step steps.
 type checkpoint struct {
@@ -49,7 +57,7 @@ var checkpointCodec = Codec[*checkpoint]{
 		if _, err := w.Write(p.RNG); err != nil {
 			return err
 		}
-		return RunCodec.Encode(w, p.Run)
+		return writeRun(w, p.Run)
 	},
 	Decode: func(r io.Reader) (*checkpoint, error) {
 		var head [2]uint64
@@ -64,7 +72,7 @@ var checkpointCodec = Codec[*checkpoint]{
 			return nil, err
 		}
 		var err error
-		p.Run, err = RunCodec.Decode(r)
+		p.Run, err = readRun(r)
 		return p, err
 	},
 }
@@ -92,8 +100,8 @@ var watchInterrupts = func(onInterrupt func()) (stop func()) {
 	}
 }
 
-// resumer saves and restores the checkpoints of the computation cached under one key. A nil *resumer does
-// nothing: the public training loops run without one.
+// resumer saves and restores the checkpoints of the computation cached under one key, and reports on its store's
+// Notices. A nil *resumer does nothing: the public training loops run without one.
 type resumer struct {
 	store       *Store
 	key         string // the checkpoint entry's key: the result's key + ".partial"
@@ -113,12 +121,12 @@ func cachedResumable[T any](s *Store, key string, codec Codec[T], compute func(*
 	v, err := Cached(s, key, codec, func() (T, error) {
 		r.lastSave = time.Now()
 		defer watchInterrupts(r.interrupt)()
-		fmt.Fprintf(ProgressOutput, "cache: computing %s (an interrupt saves its progress for the next run)\n", key)
+		s.notef("cache: computing %s (an interrupt saves its progress for the next run)\n", key)
 		return compute(r)
 	})
 	if err == nil {
 		if rmErr := s.Reset(r.key); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
-			fmt.Fprintf(ProgressOutput, "cache: could not remove %s: %v\n", r.key, rmErr)
+			s.notef("cache: could not remove %s: %v\n", r.key, rmErr)
 		}
 	}
 	return v, err
@@ -138,11 +146,11 @@ func (r *resumer) restore() (*checkpoint, *rand.PCG) {
 	}
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
-			fmt.Fprintf(ProgressOutput, "cache: %s unusable (%v): starting over\n", r.key, err)
+			r.store.notef("cache: %s unusable (%v): starting over\n", r.key, err)
 		}
 		return nil, nil
 	}
-	fmt.Fprintf(ProgressOutput, "cache: resuming %s after step %d\n", r.key, p.Step)
+	r.store.notef("cache: resuming %s after step %d\n", r.key, p.Step)
 	r.mu.Lock()
 	r.latestStep, r.savedStep = p.Step, p.Step // the store holds it: an interrupt now has nothing newer to save
 	r.mu.Unlock()
@@ -150,9 +158,9 @@ func (r *resumer) restore() (*checkpoint, *rand.PCG) {
 }
 
 // stepDone is called after step (0-based) of steps. It encodes the state that state returns, and saves it when
-// CheckpointInterval has passed since the last save or an interrupt has arrived; after an interrupt it returns an
-// error wrapping ErrInterrupted. A save that fails is logged and the computation goes on. Nothing is saved after
-// the last step: the result itself is stored next.
+// the store's CheckpointEvery has passed since the last save or an interrupt has arrived; after an interrupt it
+// returns an error wrapping ErrInterrupted. A save that fails is logged and the computation goes on. Nothing is
+// saved after the last step: the result itself is stored next.
 func (r *resumer) stepDone(step, steps int, state func() *checkpoint) error {
 	if r == nil || step+1 == steps {
 		return nil
@@ -166,7 +174,7 @@ func (r *resumer) stepDone(step, steps int, state func() *checkpoint) error {
 	}
 	r.latestStep = step + 1
 	interrupted := r.interrupted.Load()
-	if !interrupted && time.Since(r.lastSave) < CheckpointInterval {
+	if !interrupted && time.Since(r.lastSave) < r.store.checkpointEvery() {
 		return nil
 	}
 	if err := r.saveLatest(); err != nil {
@@ -174,7 +182,7 @@ func (r *resumer) stepDone(step, steps int, state func() *checkpoint) error {
 			return fmt.Errorf("%w after step %d of %d; its progress could not be saved: %w", ErrInterrupted,
 				step+1, steps, err)
 		}
-		fmt.Fprintf(ProgressOutput, "cache: could not save progress after step %d: %v\n", step+1, err)
+		r.store.notef("cache: could not save progress after step %d: %v\n", step+1, err)
 		return nil
 	}
 	if interrupted {
@@ -191,14 +199,14 @@ func (r *resumer) interrupt() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.latestStep == 0 {
-		fmt.Fprintf(ProgressOutput, "cache: interrupt: stopping at the end of the current step (the first: nothing to save yet)\n")
+		r.store.notef("cache: interrupt: stopping at the end of the current step (the first: nothing to save yet)\n")
 		return
 	}
 	if err := r.saveLatest(); err != nil {
-		fmt.Fprintf(ProgressOutput, "cache: interrupt: could not save progress after step %d: %v\n", r.latestStep, err)
+		r.store.notef("cache: interrupt: could not save progress after step %d: %v\n", r.latestStep, err)
 		return
 	}
-	fmt.Fprintf(ProgressOutput, "cache: interrupt: progress after step %d saved; stopping at the end of the current step\n",
+	r.store.notef("cache: interrupt: progress after step %d saved; stopping at the end of the current step\n",
 		r.latestStep)
 }
 
@@ -213,6 +221,15 @@ func (r *resumer) saveLatest() error {
 	}
 	r.savedStep = r.latestStep
 	return nil
+}
+
+// progress starts the progress of the computation's n steps: on the store's Notices, or on os.Stderr (NewProgress)
+// for a nil *resumer.
+func (r *resumer) progress(name string, n int) *Progress {
+	if r == nil {
+		return NewProgress(name, n)
+	}
+	return r.store.NewProgress(name, n)
 }
 
 // newPCG is the source of NewRNG(seed), kept apart so that its state can be saved.
@@ -243,7 +260,7 @@ type Loop struct {
 
 // ResumableRun returns the run that loop computes, stored under key (made with Key) followed by the code of
 // loop.Start and loop.Step (FuncCode): it loads the stored run, or resumes the loop's saved progress, or runs it
-// from Start. While it runs, its progress is saved as TrainedRun's is (every CheckpointInterval, and on an
+// from Start. While it runs, its progress is saved as TrainedRun's is (every store.CheckpointEvery, and on an
 // interrupt, after which it returns an error wrapping ErrInterrupted), so a resumed loop gives the run an
 // uninterrupted one gives, bit for bit. Every argument is checked before anything is keyed, loaded or printed.
 func ResumableRun(store *Store, key string, loop Loop) (*Run, error) {
@@ -279,7 +296,7 @@ func ResumableRun(store *Store, key string, loop Loop) (*Run, error) {
 	if name == "" {
 		name = "loop"
 	}
-	return cachedResumable(store, key, RunCodec, func(res *resumer) (*Run, error) {
+	return cachedResumable(store, key, RunCodec(), func(res *resumer) (*Run, error) {
 		var run *Run
 		src := newPCG(loop.Seed)
 		first := 0
@@ -295,7 +312,7 @@ func ResumableRun(store *Store, key string, loop Loop) (*Run, error) {
 			}
 		}
 		rng := rand.New(src)
-		prog := NewProgress(name, loop.Steps).resumeAt(first)
+		prog := store.NewProgress(name, loop.Steps).resumeAt(first)
 		for step := first; step < loop.Steps; step++ {
 			n := len(run.History)
 			if err := loop.Step(run, step, rng); err != nil {

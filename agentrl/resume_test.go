@@ -64,7 +64,7 @@ func failingFrom(factory EnvFactory, n int) EnvFactory {
 func encodeRun(t *testing.T, r *Run) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := RunCodec.Encode(&buf, r); err != nil {
+	if err := RunCodec().Encode(&buf, r); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -98,29 +98,28 @@ func TestTrainedRunResumes(t *testing.T) {
 	want := encodeRun(t, ref)
 
 	tests := []struct {
-		name string
-		stop func(t *testing.T) EnvFactory // prepares the stop; returns the factory of the stopped run
+		name  string
+		stop  func(t *testing.T) EnvFactory // prepares the stop; returns the factory of the stopped run
+		every time.Duration                 // the store's CheckpointEvery (0: the default)
 		// saved is the number of steps the stopped run saved (0: nothing to resume from).
 		saved   int
 		wantErr error
 	}{
-		{"interrupt", func(t *testing.T) EnvFactory { interruptOnce(t); return env }, 1, ErrInterrupted},
+		{"interrupt", func(t *testing.T) EnvFactory { interruptOnce(t); return env }, 0, 1, ErrInterrupted},
 		{"interrupt, then killed before the step ends", func(t *testing.T) EnvFactory {
-			setInterval(t, time.Hour)
 			return interruptDuring(t, env, 2*perStep+1) // while sampling step 2: steps 0 and 1 are saved at once
-		}, 2, nil},
+		}, time.Hour, 2, nil},
 		{"crash after periodic saves", func(t *testing.T) EnvFactory {
-			setInterval(t, 0)
 			return failingFrom(env, 2*perStep+1) // fails while sampling step 2
-		}, 2, nil},
+		}, everyStep, 2, nil},
 		{"crash before any save", func(t *testing.T) EnvFactory {
-			setInterval(t, time.Hour)
 			return failingFrom(env, 2*perStep+1)
-		}, 0, nil},
+		}, time.Hour, 0, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			store := mustStore(t)
+			store.CheckpointEvery = tc.every
 			_, err := TrainedRun(store, base, tok, train, cfg, steps, "test", sameKey(tc.stop(t)))
 			if err == nil || tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
 				t.Fatalf("stopped run: error %v, want %v", err, tc.wantErr)
@@ -188,7 +187,7 @@ func TestCorruptProgressStartsOver(t *testing.T) {
 	if err := os.WriteFile(entries[0], data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	log := captureProgress(t)
+	log := captureNotices(store)
 	got, err := TrainedRun(store, base, tok, train, cfg, 3, "test", env)
 	if err != nil {
 		t.Fatal(err)
@@ -227,21 +226,14 @@ func TestBaseResumes(t *testing.T) {
 	}
 }
 
+// mustStore opens a store in a new temporary directory, as mustOpen does.
 func mustStore(t *testing.T) *Store {
 	t.Helper()
-	s, err := OpenStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return mustOpen(t, t.TempDir())
 }
 
-func setInterval(t *testing.T, d time.Duration) {
-	t.Helper()
-	old := CheckpointInterval
-	t.Cleanup(func() { CheckpointInterval = old })
-	CheckpointInterval = d
-}
+// everyStep is a CheckpointEvery that saves after every step: a step takes far longer.
+const everyStep = time.Nanosecond
 
 // TestUnsavedProgress checks that a checkpoint that cannot be written does not stop a computation, and that an
 // interrupt then says that nothing was saved.
@@ -250,8 +242,8 @@ func TestUnsavedProgress(t *testing.T) {
 	if err := os.RemoveAll(s.Dir()); err != nil {
 		t.Fatal(err)
 	}
-	setInterval(t, 0)
-	log := captureProgress(t)
+	s.CheckpointEvery = everyStep
+	log := captureNotices(s)
 	tok, _ := testSetup(t)
 	policy := tinyPolicy(t, tok)
 	state := func() *checkpoint { return &checkpoint{Step: 1, Run: &Run{Policy: policy}} }
@@ -295,8 +287,9 @@ func TestTrainedRunRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			log := captureProgress(t)
-			_, err := TrainedRun(mustStore(t), base, tok, tt.tasks, tt.cfg, tt.steps, "", nil)
+			store := mustStore(t)
+			log := captureNotices(store)
+			_, err := TrainedRun(store, base, tok, tt.tasks, tt.cfg, tt.steps, "", nil)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want one containing %q", err, tt.want)
 			}

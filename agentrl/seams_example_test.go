@@ -2,6 +2,7 @@ package agentrl_test
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -26,6 +27,7 @@ func tinySetup() (*gomlxmodel.Model, *agentrl.Tokenizer, []agentrl.Task, *agentr
 	if err != nil {
 		panic(err)
 	}
+	store.Notices = io.Discard // the examples' "cache:" and "progress:" lines
 	cfg := agentrl.DefaultRLConfig()
 	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns = 2, 2, 3
 	return base, tok, train, store, cfg, func() { os.RemoveAll(dir) }

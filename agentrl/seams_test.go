@@ -70,7 +70,7 @@ func must[T any](v T, err error) T {
 func runBytes(t *testing.T, r *Run) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := RunCodec.Encode(&buf, r); err != nil {
+	if err := RunCodec().Encode(&buf, r); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -255,15 +255,13 @@ func TestResumableRun(t *testing.T) {
 	if got := runBytes(t, must(ResumableRun(mustStore(t), Key("test"), loop))); !bytes.Equal(got, want) {
 		t.Fatal("ResumableRun differs from the direct loop")
 	}
-	old := CheckpointInterval
-	CheckpointInterval = 0 // save after every step
-	t.Cleanup(func() { CheckpointInterval = old })
 	store := mustStore(t)
+	store.CheckpointEvery = everyStep
 	fail = 2
 	if _, err := ResumableRun(store, Key("test"), loop); err == nil {
 		t.Fatal("the failing step returned no error")
 	}
-	log := captureProgress(t)
+	log := captureNotices(store)
 	if got := runBytes(t, must(ResumableRun(store, Key("test"), loop))); !bytes.Equal(got, want) {
 		t.Fatal("the resumed loop differs from an uninterrupted one")
 	}

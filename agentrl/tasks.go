@@ -91,10 +91,10 @@ func makeTask(g int) Task {
 	var name string
 	var op, block int
 	if g < numTrain {
-		name, op, block = fmt.Sprintf("train/%02d", g), (g+g/5)%len(Ops), g/5
+		name, op, block = fmt.Sprintf("train/%02d", g), (g+g/5)%len(repairOps), g/5
 	} else {
 		j := g - numTrain
-		name, op, block = fmt.Sprintf("heldout/%02d", j), j%len(Ops), 2*(j/5)+1
+		name, op, block = fmt.Sprintf("heldout/%02d", j), j%len(repairOps), 2*(j/5)+1
 	}
 	k := taskKinds[(op+block)%len(taskKinds)]
 	above := (op+block/2)%2 == 0
@@ -116,7 +116,7 @@ func makeTask(g int) Task {
 		fmt.Sprintf("      %s = %s + %s", acc, acc, update),
 		fmt.Sprintf("  return %s", acc),
 	}, "\n")
-	buggy, err := ApplyOp(correct, Ops[op])
+	buggy, err := ApplyOp(correct, repairOps[op])
 	if err != nil {
 		panic(err) // programmer error: every generated program has every site
 	}
@@ -144,7 +144,7 @@ func makeTask(g int) Task {
 		Name:    name,
 		Issue:   fmt.Sprintf("%s should %s %s %s %d", fn, k.verb, k.noun, dir, limit),
 		Source:  buggy,
-		Op:      Ops[op],
+		Op:      repairOps[op],
 		Kind:    k.kind,
 		Hidden:  cases[:6],
 		Visible: cases[6:],
@@ -216,8 +216,8 @@ func BlindPass(tasks []Task, op string) (float64, error) {
 	if len(tasks) == 0 {
 		return 0, fmt.Errorf("blind pass: no tasks")
 	}
-	if !slices.Contains(Ops, op) {
-		return 0, fmt.Errorf("blind pass: %q is not a repair op (want one of %v)", op, Ops)
+	if !slices.Contains(repairOps[:], op) {
+		return 0, fmt.Errorf("blind pass: %q is not a repair op (want one of %v)", op, repairOps)
 	}
 	env, err := NewEditBudgetEnv(2, nil, 1)
 	if err != nil {

@@ -34,13 +34,13 @@ func TestMakeTasksSplits(t *testing.T) {
 			if n := len(strings.Fields(task.Issue)); n != 6 {
 				t.Errorf("%s: issue %q has %d words, want 6", task.Name, task.Issue, n)
 			}
-			for _, op := range Ops {
+			for _, op := range Ops() {
 				if strings.Contains(task.Issue, op) || strings.Contains(task.Source, op) {
 					t.Errorf("%s: op %s named in the task text", task.Name, op)
 				}
 			}
 		}
-		for _, op := range Ops {
+		for _, op := range Ops() {
 			if count[op] != c.perOp {
 				t.Errorf("%s: %d tasks for %s, want %d", c.split, count[op], op, c.perOp)
 			}
@@ -76,7 +76,7 @@ func TestTrainSlicesMixOps(t *testing.T) {
 		}
 	}
 	// Neither the kind nor the direction (both in the issue) predicts the op on the train split.
-	for _, op := range Ops {
+	for _, op := range Ops() {
 		kinds, dirs := map[string]int{}, map[bool]int{}
 		for _, task := range train {
 			if task.Op == op {
@@ -98,7 +98,7 @@ func TestHiddenTestsDecide(t *testing.T) {
 		if n := Passes(task.Source, task.Hidden); n == len(task.Hidden) {
 			t.Errorf("%s: the buggy source passes the hidden tests", task.Name)
 		}
-		for _, op := range Ops {
+		for _, op := range Ops() {
 			src, err := ApplyOp(task.Source, op)
 			if err != nil {
 				t.Fatalf("%s: %v", task.Name, err)
@@ -125,7 +125,7 @@ func TestBlindCeiling(t *testing.T) {
 	tok := BuildTokenizer(mustTasks(t, SplitAll))
 	heldout := mustTasks(t, SplitHeldout)
 	best := 0.0
-	for _, op := range Ops {
+	for _, op := range Ops() {
 		var trajs []Trajectory
 		for _, task := range heldout {
 			env, _ := NewEditBudgetEnv(6, nil, 1)
@@ -171,7 +171,7 @@ func TestRandomizeNames(t *testing.T) {
 			reserved[w] = true
 		}
 	}
-	for _, w := range append(append([]string{}, gymWords...), Ops...) {
+	for _, w := range append(append([]string{}, gymWords...), Ops()...) {
 		reserved[w] = true
 	}
 	for _, w := range namePool {

@@ -50,7 +50,7 @@ func BuildTokenizer(tasks []Task) *Tokenizer {
 		add(t.Issue)
 		add(t.Source)
 	}
-	for _, list := range [][]string{namePool, Ops, gymWords} {
+	for _, list := range [][]string{namePool, repairOps[:], gymWords} {
 		for _, w := range list {
 			words[w] = true
 		}

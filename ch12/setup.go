@@ -26,8 +26,8 @@ type Chapter struct {
 }
 
 // Setup builds the chapter's tokenizer and tasks and opens the default result store. It trains and loads nothing:
-// the base agent is made on the first call of Base. In a GoNB cell program it also installs the Status display
-// as the destination of agentrl's notices.
+// the base agent is made on the first call of Base. In a GoNB cell program it also makes the Status display the
+// destination of the store's notices and progress lines (its Notices), redrawn every NotebookProgressInterval.
 func Setup() (*Chapter, error) {
 	all, err := agentrl.MakeTasks(agentrl.SplitAll)
 	if err != nil {
@@ -45,7 +45,7 @@ func Setup() (*Chapter, error) {
 	if err != nil {
 		return nil, err
 	}
-	installStatus()
+	installStatus(store)
 	c := &Chapter{Tok: agentrl.BuildTokenizer(all), Train: train, HeldOutTasks: heldOut, Store: store}
 	c.base = sync.OnceValues(func() (*gomlxmodel.Model, error) {
 		return agentrl.BaseFrom(c.Store, c.Tok, agentrl.DefaultBaseConfig())

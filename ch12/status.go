@@ -16,8 +16,8 @@ import (
 // Status gathers agentrl's notices (lines starting "cache:" or "progress:") into a short block that is redrawn in
 // place: one line that counts the results loaded from the store, one per result computed (with its time), any
 // other notice (a warning, an interrupt) as it came, and a live line for the computation under way. When the
-// work ends the live line goes, and what is left is the summary. It is an io.Writer for agentrl.ProgressOutput;
-// a line that is not a notice is kept as it came.
+// work ends the live line goes, and what is left is the summary. It is an io.Writer for an agentrl.Store's
+// Notices; a line that is not a notice is kept as it came.
 type Status struct {
 	show func(text string) // draws the block (text lines joined by "\n"); called with the lock held
 
@@ -103,25 +103,27 @@ func abbreviate(items []string, n int) string {
 // place rather than appended.
 const NotebookProgressInterval = 2 * time.Second
 
-var installOnce sync.Once
+// cellStatus is the cell program's Status, drawn as one GoNB display, made on first use.
+var cellStatus = sync.OnceValue(func() *Status {
+	id, shown := "agentrl-status-"+gonbui.UniqueID(), false
+	return NewStatus(func(text string) {
+		gonbui.SendData(statusDisplay(id, text))
+		if !shown { // the block's place is where it first shows: above what the cell prints next
+			shown = true
+			syncWithin(time.Second)
+		}
+	})
+})
 
-// installStatus makes a Status drawn as one GoNB display the destination of agentrl's notices, once per cell
-// program; outside GoNB it does nothing (the notices go to stderr).
-func installStatus() {
+// installStatus makes the cell program's Status (one per program, whatever the number of stores) the
+// destination of store's notices and progress lines, with a progress line at most every
+// NotebookProgressInterval; outside GoNB it does nothing (the notices go to stderr).
+func installStatus(store *agentrl.Store) {
 	if !gonbui.IsNotebook {
 		return
 	}
-	installOnce.Do(func() {
-		id, shown := "agentrl-status-"+gonbui.UniqueID(), false
-		agentrl.ProgressOutput = NewStatus(func(text string) {
-			gonbui.SendData(statusDisplay(id, text))
-			if !shown { // the block's place is where it first shows: above what the cell prints next
-				shown = true
-				syncWithin(time.Second)
-			}
-		})
-		agentrl.ProgressInterval = min(agentrl.ProgressInterval, NotebookProgressInterval)
-	})
+	store.Notices = cellStatus()
+	store.ProgressEvery = NotebookProgressInterval
 }
 
 // syncWithin waits until GoNB has passed on what was sent to it, so that the cell's stdout written afterwards shows

@@ -31,7 +31,7 @@ ch, err := ch12.Setup() // as a chapter cell: the notices go to the status displ
 if err != nil {
 	panic(err)
 }
-agentrl.ProgressInterval = time.Second // a progress line shows that a step has ended: the test interrupts after it
+ch.Store.ProgressEvery = time.Second // a progress line shows that a step has ended: the test interrupts after it
 c := agentrl.DefaultBaseConfig()
 c.Demos, c.MappingDemos, c.Steps, c.BatchSize = 64, 64, 1_000_000, 2
 _, err = agentrl.BaseFrom(ch.Store, ch.Tok, c)

@@ -124,17 +124,17 @@ func ownerLines(base *gomlxmodel.Model, tok *agentrl.Tokenizer, train []agentrl.
 		return nil, err
 	}
 	var lines []string
-	for code, name := range agentrl.OwnerNames {
+	for _, owner := range agentrl.Owners() {
 		predicted, touched := 0, 0
-		for j, owner := range batch.Owner {
-			if int(owner) == code {
+		for j, o := range batch.Owner {
+			if o == int8(owner) {
 				predicted++
 				if grad[j] > 0 {
 					touched++
 				}
 			}
 		}
-		lines = append(lines, fmt.Sprintf("%-9s predicted positions %4d | with gradient %4d", name, predicted, touched))
+		lines = append(lines, fmt.Sprintf("%-9s predicted positions %4d | with gradient %4d", owner, predicted, touched))
 	}
 	positions, actions := 0, 0
 	for _, t := range trajs {

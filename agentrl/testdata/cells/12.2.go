@@ -108,7 +108,7 @@ func WarmCritic(base *gomlxmodel.Model, tasks []agentrl.Task, tok *agentrl.Token
 func baseID() string { return must(agentrl.Fingerprint(rlBase())) }
 
 func warmedCritic() *gomlxmodel.Critic {
-	return must(agentrl.Cached(store, agentrl.Key("12.2/critic", baseID(), costCfg, must(agentrl.CodeHash("warmedCritic"))), agentrl.CriticCodec,
+	return must(agentrl.Cached(store, agentrl.Key("12.2/critic", baseID(), costCfg, must(agentrl.CodeHash("warmedCritic"))), agentrl.CriticCodec(),
 		func() (*gomlxmodel.Critic, error) { return WarmCritic(rlBase(), trainTasks, tok, costCfg) }))
 }
 
@@ -172,7 +172,7 @@ func creditRun(name string) *agentrl.Run {
 	case "token GAE", "turn GAE":
 		scheme := map[string]string{"token GAE": "token", "turn GAE": "turn"}[name]
 		key := agentrl.Key("12.2/train_credit", baseID(), costCfg, scheme, must(agentrl.CodeHash("creditRun")))
-		return must(agentrl.Cached(store, key, agentrl.RunCodec, func() (*agentrl.Run, error) {
+		return must(agentrl.Cached(store, key, agentrl.RunCodec(), func() (*agentrl.Run, error) {
 			return TrainCredit(rlBase(), warmedCritic(), trainTasks, tok, costCfg, scheme, 40, 0.95)
 		}))
 	}

@@ -314,7 +314,7 @@ func callSequences(policy *gomlxmodel.Model, keepObs int) map[string]int {
 	for _, t := range trajs {
 		calls := agentrl.CallTexts(t, tok)
 		for i, c := range calls {
-			if op, ok := strings.CutPrefix(c, "edit "); ok && slices.Contains(agentrl.Ops, op) {
+			if op, ok := strings.CutPrefix(c, "edit "); ok && slices.Contains(agentrl.Ops(), op) {
 				calls[i] = "edit"
 			}
 		}
@@ -333,7 +333,7 @@ func callSequences(policy *gomlxmodel.Model, keepObs int) map[string]int {
 func nextCall(policy *gomlxmodel.Model, script []string, keepObs int) []float64 {
 	cfg, names := agentrl.DefaultRLConfig(), agentrl.NewRNG(7)
 	calls := [][]int32{tok.EncodeCall(agentrl.ToolTest), tok.EncodeCall(agentrl.ToolSubmit), tok.EncodeCall(agentrl.ToolRead)}
-	for _, op := range agentrl.Ops {
+	for _, op := range agentrl.Ops() {
 		calls = append(calls, tok.EncodeCall(agentrl.ToolEdit, op))
 	}
 	var views [][]int32

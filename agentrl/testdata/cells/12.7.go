@@ -92,7 +92,7 @@ var freeCallsCfg = func() agentrl.RLConfig {
 func rampedRun() *agentrl.Run {
 	key := agentrl.Key("12.7/ramped_penalty", must(agentrl.Fingerprint(rlBase())), trainTasks, penalty03, 40,
 		must(agentrl.CodeHash("rampedRun")))
-	return must(agentrl.Cached(store, key, agentrl.RunCodec, func() (*agentrl.Run, error) {
+	return must(agentrl.Cached(store, key, agentrl.RunCodec(), func() (*agentrl.Run, error) {
 		return TrainRampedPenalty(rlBase(), trainTasks, tok, penalty03, 40)
 	}))
 }
@@ -146,7 +146,7 @@ func trainMaskedTruncation() (*agentrl.Run, error) {
 
 func maskedRun() *agentrl.Run {
 	key := agentrl.Key("12.7/masked_truncation", must(agentrl.Fingerprint(rlBase())), neverCfg, must(agentrl.CodeHash("maskedRun")))
-	return must(agentrl.Cached(store, key, agentrl.RunCodec, trainMaskedTruncation))
+	return must(agentrl.Cached(store, key, agentrl.RunCodec(), trainMaskedTruncation))
 }
 
 func main() {

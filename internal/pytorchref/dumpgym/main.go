@@ -64,7 +64,7 @@ func main() {
 	for _, t := range []string{agentrl.ToolRead, agentrl.ToolEdit, agentrl.ToolTest, agentrl.ToolSubmit} {
 		g.Tools[t] = id(t)
 	}
-	for _, op := range agentrl.Ops {
+	for _, op := range agentrl.Ops() {
 		g.Ops = append(g.Ops, id(op))
 	}
 	for name, text := range map[string]string{
@@ -110,7 +110,7 @@ func main() {
 				d.Idents = append(d.Idents, i)
 			}
 		}
-		for _, op := range agentrl.Ops {
+		for _, op := range agentrl.Ops() {
 			if st, ok := outcome(t, op); ok {
 				d.Edited[op] = st
 			}
