@@ -1,7 +1,7 @@
 package agentrl
 
-// The chapter's own training-side functions (the ones the book marks #@save). The notebooks show this code
-// verbatim; notebooks/drift_test.go fails if a notebook's copy and this file drift apart.
+// The chapter's own training-side functions (the ones the book marks #@save). The notebooks show this code,
+// written from this file (notebooks/savedcode_test.go).
 
 import (
 	"fmt"

@@ -55,7 +55,8 @@ func codeHash(file, root string) (string, error) {
 }
 
 // FuncCode returns a short hash of the code of the function f (a func value of any type), or "" when f is the
-// library's own code (agentrl's and gomlxmodel's, outside their tests), which CodeVersion covers. Otherwise the
+// library's own code (agentrl's and gomlxmodel's, outside their tests), which CodeVersion covers, or a verbatim
+// copy of agentrl's code (a notebook showing the library's #@save code, see funcCodeAt). Otherwise the
 // hash is CodeHash's for the top-level declaration that holds f in its source file (f's own, or for a function
 // literal the function or variable it is written in) and everything that declaration reaches: for a factory
 // written in a notebook cell, the cell program's code that makes its environments. Values that f captures count
@@ -88,7 +89,11 @@ func FuncCode(f any) (string, error) {
 }
 
 // funcCodeAt is FuncCode's hash for a function whose code starts at line of file: the hash of the top-level
-// declarations that span that line and of everything they reach.
+// declarations that span that line and of everything they reach. When each of those declarations is, token for
+// token, a declaration of agentrl under the same name (a notebook's copy of the library's #@save code, its
+// "agentrl." qualifiers aside), the code is the library's, which CodeVersion covers, and it returns "" as FuncCode
+// does for the library's functions: a notebook's unedited copy keys its results as the library's function does,
+// and any edit of the copy keys them apart.
 func funcCodeAt(file string, line int) (string, error) {
 	s, err := parseSource(file)
 	if err != nil {
@@ -105,8 +110,78 @@ func funcCodeAt(file string, line int) (string, error) {
 	if len(roots) == 0 {
 		return "", fmt.Errorf("no top-level declaration at %s:%d", file, line)
 	}
+	if s.showsLibrary(s.reach(roots)) {
+		return "", nil
+	}
 	return s.hash(roots), nil
 }
+
+// showsLibrary reports whether every declaration of decls is the tokens of a declaration of agentrl with the same
+// name, read with "agentrl." qualifiers removed.
+func (s *source) showsLibrary(decls []ast.Node) bool {
+	lib := libraryDecls()
+	for _, d := range decls {
+		name := s.nameOf(d)
+		if name == "" || !lib[name][s.declHash(d, "agentrl")] {
+			return false
+		}
+	}
+	return true
+}
+
+// nameOf is the top-level name under which d is declared.
+func (s *source) nameOf(d ast.Node) string {
+	for name, nodes := range s.decls {
+		for _, n := range nodes {
+			if n == d {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// declHash hashes the tokens of the declaration d (with its keyword, for a specification), reading qualifier.X as
+// X when qualifier is not "".
+func (s *source) declHash(d ast.Node, qualifier string) string {
+	h := sha256.New()
+	if k, ok := s.kind[d]; ok {
+		fmt.Fprintf(h, "%s\x00", k)
+	}
+	writeTokens(h, s.src[s.fset.Position(d.Pos()).Offset:s.fset.Position(d.End()).Offset], qualifier)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// libraryDecls maps each top-level name of agentrl's own code (tests excluded) to the hashes of its declarations.
+var libraryDecls = sync.OnceValue(func() map[string]map[string]bool {
+	decls := map[string]map[string]bool{}
+	files, err := fs.Glob(librarySource, "*.go")
+	if err != nil {
+		panic(err) // the pattern is valid
+	}
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		src, err := fs.ReadFile(librarySource, file)
+		if err != nil {
+			panic(fmt.Sprintf("agentrl: embedded %s: %v", file, err)) // embedded files are readable
+		}
+		s, err := parseSourceBytes(file, src)
+		if err != nil {
+			panic(fmt.Sprintf("agentrl: embedded %s: %v", file, err)) // the package compiles
+		}
+		for name, nodes := range s.decls {
+			for _, n := range nodes {
+				if decls[name] == nil {
+					decls[name] = map[string]bool{}
+				}
+				decls[name][s.declHash(n, "")] = true
+			}
+		}
+	}
+	return decls
+})
 
 // libraryDirs are the directories of the packages whose code CodeVersion hashes, as the runtime names source
 // files.
@@ -139,8 +214,13 @@ func parseSource(file string) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseSourceBytes(file, src)
+}
+
+// parseSourceBytes is parseSource for the contents src of file.
+func parseSourceBytes(file string, src []byte) (*source, error) {
 	fset := token.NewFileSet()
-	f, err := goparser.ParseFile(fset, file, src, goparser.SkipObjectResolution)
+	f, err := goparser.ParseFile(fset, file, src, 0) // with objects: a local name does not reach a top-level one
 	if err != nil {
 		return nil, err
 	}
@@ -151,6 +231,20 @@ func parseSource(file string) (*source, error) {
 
 // hash hashes the tokens of roots and of every declaration they reach, transitively, in source order.
 func (s *source) hash(roots []ast.Node) string {
+	h := sha256.New()
+	for _, d := range s.reach(roots) {
+		if k, ok := s.kind[d]; ok {
+			fmt.Fprintf(h, "%s\x00", k)
+		}
+		hashTokens(h, s.src[s.fset.Position(d.Pos()).Offset:s.fset.Position(d.End()).Offset])
+		h.Write([]byte{0xff})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// reach returns roots and every declaration they reach, transitively (a reached declaration's code names it), in
+// source order.
+func (s *source) reach(roots []ast.Node) []ast.Node {
 	reached := map[ast.Node]bool{}
 	seen := map[string]bool{}
 	queue := append([]ast.Node(nil), roots...)
@@ -162,7 +256,7 @@ func (s *source) hash(roots []ast.Node) string {
 		}
 		reached[d] = true
 		ast.Inspect(d, func(n ast.Node) bool {
-			if id, ok := n.(*ast.Ident); ok && !seen[id.Name] && len(s.decls[id.Name]) > 0 {
+			if id, ok := n.(*ast.Ident); ok && !seen[id.Name] && len(s.decls[id.Name]) > 0 && !s.isLocal(id) {
 				seen[id.Name] = true
 				queue = append(queue, s.decls[id.Name]...)
 			}
@@ -174,45 +268,78 @@ func (s *source) hash(roots []ast.Node) string {
 		nodes = append(nodes, d)
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Pos() < nodes[j].Pos() })
-	h := sha256.New()
-	for _, d := range nodes {
-		if k, ok := s.kind[d]; ok {
-			fmt.Fprintf(h, "%s\x00", k)
-		}
-		hashTokens(h, s.src[s.fset.Position(d.Pos()).Offset:s.fset.Position(d.End()).Offset])
-		h.Write([]byte{0xff})
+	return nodes
+}
+
+// isLocal reports whether id names a declaration inside a function (a parameter, a result, a local variable,
+// constant or type), which the parser resolved in the function's scope: such a name does not reach the top-level
+// declaration of the same name. Other identifiers (a top-level name, a field or method selected by name, a
+// predeclared one) reach the top-level declarations of their name.
+func (s *source) isLocal(id *ast.Ident) bool {
+	if id.Obj == nil {
+		return false
 	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
+	switch d := id.Obj.Decl.(type) {
+	case *ast.FuncDecl:
+		return false
+	case *ast.TypeSpec:
+		_, top := s.kind[d]
+		return !top
+	case *ast.ValueSpec:
+		_, top := s.kind[d]
+		return !top
+	}
+	return true // a parameter or result (*ast.Field), an assignment, a range clause, a label
 }
 
 // hashTokens writes the tokens of the Go source src to h: each operator, keyword and literal, and one ";" for
 // each semicolon, written or implied by a line break, except before a closing ")" or "}" (where a semicolon is
 // optional: "{ return x }" and "{\n\treturn x\n}" are the same code). Comments and layout are not tokens, so they
 // do not count.
-func hashTokens(h hash.Hash, src []byte) {
+func hashTokens(h hash.Hash, src []byte) { writeTokens(h, src, "") }
+
+// writeTokens is hashTokens, reading qualifier.X as X when qualifier is not "".
+func writeTokens(h hash.Hash, src []byte, qualifier string) {
+	type scanned struct {
+		tok token.Token
+		lit string
+	}
 	fset := token.NewFileSet()
 	var sc scanner.Scanner
 	sc.Init(fset.AddFile("", -1, len(src)), src, nil, 0)
-	semicolon := false // a semicolon is pending
+	var toks []scanned
 	for {
 		_, tok, lit := sc.Scan()
-		if tok == token.SEMICOLON {
+		n := len(toks)
+		if tok == token.PERIOD && n > 0 && qualifier != "" && toks[n-1].tok == token.IDENT && toks[n-1].lit == qualifier &&
+			(n == 1 || toks[n-2].tok != token.PERIOD) {
+			toks = toks[:n-1] // qualifier.X reads as X
+			continue
+		}
+		toks = append(toks, scanned{tok, lit})
+		if tok == token.EOF {
+			break
+		}
+	}
+	semicolon := false // a semicolon is pending
+	for _, t := range toks {
+		if t.tok == token.SEMICOLON {
 			semicolon = true
 			continue
 		}
-		if semicolon && tok != token.RBRACE && tok != token.RPAREN && tok != token.EOF {
+		if semicolon && t.tok != token.RBRACE && t.tok != token.RPAREN && t.tok != token.EOF {
 			h.Write([]byte(";\x00"))
 		}
 		semicolon = false
 		switch {
-		case tok == token.EOF:
+		case t.tok == token.EOF:
 			return
-		case tok.IsLiteral():
-			h.Write([]byte(lit))
+		case t.tok.IsLiteral():
+			h.Write([]byte(t.lit))
 		default:
-			h.Write([]byte(tok.String()))
-			if tok == token.ILLEGAL {
-				h.Write([]byte(lit))
+			h.Write([]byte(t.tok.String()))
+			if t.tok == token.ILLEGAL {
+				h.Write([]byte(t.lit))
 			}
 		}
 		h.Write([]byte{0})

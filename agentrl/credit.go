@@ -1,7 +1,7 @@
 package agentrl
 
-// Section 12.2's critic-based training: the critic warm-up and train_credit. The notebook shows this code verbatim;
-// notebooks/drift_test.go fails if its copy and this file drift apart.
+// Section 12.2's critic-based training: the critic warm-up and train_credit's step (GRPO's loop takes it through
+// its seams). The notebook shows this code, written from this file (notebooks/savedcode_test.go).
 
 import (
 	"fmt"
@@ -41,60 +41,6 @@ func WarmCritic(base *gomlxmodel.Model, tasks []Task, tok *Tokenizer, cfg RLConf
 	}
 	critic.ResetOptimizer() // the warm-up's Adam stays behind: each arm's critic starts a fresh one
 	return critic, nil
-}
-
-// TrainCredit is train_credit: GRPO's loop on a copy of base with token-level ("token") or turn-level ("turn")
-// GAE advantages from a copy of critic, per-call rewards (cfg's step penalty on every call, the verdict on the
-// last), whitened over the batch's policy tokens; the critic takes one regression step (lr 1e-3) per training
-// step on the batch's returns-to-go. The run's generator is seeded with cfg.Seed.
-func TrainCredit(base *gomlxmodel.Model, critic *gomlxmodel.Critic, tasks []Task, tok *Tokenizer, cfg RLConfig,
-	scheme string, steps int, lambda float64) (*Run, error) {
-	if scheme != "token" && scheme != "turn" {
-		return nil, fmt.Errorf("train_credit: scheme %q, want \"token\" or \"turn\"", scheme)
-	}
-	if !(lambda >= 0 && lambda <= 1) {
-		return nil, fmt.Errorf("train_credit: lambda %g, want a number in [0, 1]", lambda)
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	policy, err := base.Clone()
-	if err != nil {
-		return nil, err
-	}
-	if critic, err = critic.Clone(); err != nil {
-		return nil, err
-	}
-	rng, prog := NewRNG(cfg.Seed), NewProgress("train_credit "+scheme, steps)
-	var history []StepStats
-	for step := range steps {
-		trajs, _, err := SampleStep(policy, nil, tasks, tok, cfg, rng)
-		if err != nil {
-			return nil, fmt.Errorf("train_credit step %d: %w", step, err)
-		}
-		batch := Collate(trajs, tok.PadID)
-		mask, rewards := batch.Mask(), PerCallRewards(trajs, batch.Mask(), cfg.Reward.StepPenalty)
-		values, err := CriticValues(critic, batch) // [B][T-1]
-		if err != nil {
-			return nil, err
-		}
-		var adv [][]float32
-		if scheme == "token" {
-			adv, _ = GAEAdvantages(rewards, values, mask, 1, lambda)
-		} else {
-			adv = TurnAdvantages(rewards, values, mask, batch.Turns(), 1, lambda)
-		}
-		if _, err := RLUpdate(policy, batch, MaskedWhiten(adv, mask), cfg, rng); err != nil {
-			return nil, fmt.Errorf("train_credit step %d: %w", step, err)
-		}
-		if _, err := ValueStep(critic, batch, values, ReturnsToGo(rewards, mask), 0, 1e-3); err != nil {
-			return nil, fmt.Errorf("train_credit step %d: %w", step, err)
-		}
-		stats := BehaviorStats(trajs)
-		history = append(history, StepStats{Step: step, Stats: stats})
-		prog.Done(step, fmt.Sprintf("pass %.2f", stats.PassRate))
-	}
-	return &Run{Policy: policy, Critic: critic, History: history}, nil
 }
 
 // CreditAdvantages is train_credit's step as TrainedRun's advantage seam (with WithCritic): token-level ("token")

@@ -131,8 +131,8 @@
 //	evaluate_context (#@save)                  EvaluateContext(model, tasks, tok, viewOf, nSamples, seed, cfg)
 //	(cells run as separate programs)           Store, DefaultStore, Key, Cached, RunCodec(), ModelCodec(), CriticCodec()
 //	(ours, §12.7's remedies, run)              RewardSpec.FreeCalls (a free allowance of calls);
-//	                                               TrainRampedPenalty (a step cost ramped in over training,
-//	                                               through TrainRLSchedule: train_rl with a configuration per step)
+//	                                               RampedPenalty (a step cost ramped in over training: a
+//	                                               configuration per step, TrainedRun's WithSchedule)
 //	(ours: the GRPO loop's seams)              TrainedRun(..., opts ...RunOption): WithAdvantages(AdvantageFunc,
 //	                                               params...) (GroupAdvantages is the default; CreditAdvantages is
 //	                                               12.2's), WithMetric (Run.Metrics), WithSchedule (RampedPenalty),

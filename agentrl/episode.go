@@ -161,3 +161,25 @@ func (e *Episode) Transcript() string {
 	}
 	return b.String()
 }
+
+// CallTexts returns the text of each call of an episode, in order, without the <call> </call> brackets.
+func CallTexts(t Trajectory, tok *Tokenizer) []string {
+	var calls [][]int32
+	for i, id := range t.IDs {
+		if t.Owner[i] != OwnerPolicy {
+			continue
+		}
+		k := int(t.Turn[i])
+		for len(calls) <= k {
+			calls = append(calls, nil)
+		}
+		if id != tok.CallStartID && id != tok.CallEndID {
+			calls[k] = append(calls[k], id)
+		}
+	}
+	texts := make([]string, len(calls))
+	for k, c := range calls {
+		texts[k] = tok.Decode(c)
+	}
+	return texts
+}

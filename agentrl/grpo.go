@@ -29,7 +29,7 @@ func TrainRL(policy *gomlxmodel.Model, tasks []Task, tok *Tokenizer, cfg RLConfi
 
 // TrainRLSchedule is TrainRL with a configuration per step: step k samples, rewards and updates with cfgAt(k), and
 // when factory is nil makes its environments with MakeEnv(cfgAt(k)). The run's generator is seeded with
-// cfgAt(0).Seed. TrainRampedPenalty schedules the step penalty this way.
+// cfgAt(0).Seed. RampedPenalty is such a schedule: a step penalty ramped in over training.
 func TrainRLSchedule(policy *gomlxmodel.Model, tasks []Task, tok *Tokenizer, steps int, cfgAt func(step int) RLConfig,
 	factory EnvFactory) ([]StepStats, error) {
 	run := &Run{Policy: policy}
@@ -92,52 +92,6 @@ func trainRL(run *Run, src *rand.PCG, tasks []Task, tok *Tokenizer, steps int, c
 		}
 	}
 	return nil
-}
-
-// Select returns the rows idx of the batch (rows may repeat), as a new batch of the same width.
-func (b Batch) Select(idx []int) Batch {
-	T1 := b.T - 1
-	out := Batch{B: len(idx), T: b.T}
-	for _, r := range idx {
-		out.IDs = append(out.IDs, b.IDs[r*b.T:(r+1)*b.T]...)
-		out.ActionMask = append(out.ActionMask, b.ActionMask[r*T1:(r+1)*T1]...)
-		out.Logp = append(out.Logp, b.Logp[r*T1:(r+1)*T1]...)
-		out.TurnIDs = append(out.TurnIDs, b.TurnIDs[r*T1:(r+1)*T1]...)
-		out.Owner = append(out.Owner, b.Owner[r*T1:(r+1)*T1]...)
-		out.Rewards = append(out.Rewards, b.Rewards[r])
-	}
-	return out
-}
-
-// SelectRows returns rows idx of x.
-func SelectRows[S ~[]E, E any](x S, idx []int) S {
-	out := make(S, len(idx))
-	for i, r := range idx {
-		out[i] = x[r]
-	}
-	return out
-}
-
-// Mask returns the batch's action mask as rows [B][T-1].
-func (b Batch) Mask() [][]float32 { return Rows(b.ActionMask, b.T-1) }
-
-// Turns returns the batch's turn ids as rows [B][T-1].
-func (b Batch) Turns() [][]int32 { return Rows(b.TurnIDs, b.T-1) }
-
-// CriticValues is arl.critic_values: the critic's values [B][T-1] on the batch, index j being the value of the
-// state before token j+1.
-func CriticValues(critic *gomlxmodel.Critic, batch Batch) ([][]float32, error) {
-	v, err := critic.Values(batch.IDs, batch.B, batch.T)
-	if err != nil {
-		return nil, err
-	}
-	return Rows(v, batch.T-1), nil
-}
-
-// ValueStep is one Adam step of the critic on arl.value_loss: the masked token-mean squared error between its
-// values on batch and returns, clipped around oldValues when clip > 0. It returns the loss.
-func ValueStep(critic *gomlxmodel.Critic, batch Batch, oldValues, returns [][]float32, clip, lr float64) (float64, error) {
-	return critic.Update(batch.IDs, batch.B, batch.T, Flatten(oldValues), Flatten(returns), batch.ActionMask, clip, lr)
 }
 
 // TrainedRun is a stored TrainRL run: it trains a copy of base for steps steps with cfg on tasks, logging the
@@ -254,81 +208,4 @@ func checkTraining(fn string, tasks []Task, cfg RLConfig, steps int) error {
 		return fmt.Errorf("agentrl: %s: %w", fn, err)
 	}
 	return nil
-}
-
-// Logged wraps every environment of factory in a LoggedEnv that appends to log.
-func Logged(factory EnvFactory, log *[]Info) EnvFactory {
-	return func() (Env, error) {
-		env, err := factory()
-		if err != nil {
-			return nil, err
-		}
-		return &LoggedEnv{Env: env, Log: log}, nil
-	}
-}
-
-// loggedTasks wraps every environment of factory in a taskLog of run whose task is the number of environments
-// made before it: the sampler makes one per task of the step, in the order of the step's tasks.
-func loggedTasks(factory EnvFactory, run *Run) EnvFactory {
-	made := 0
-	return func() (Env, error) {
-		task := made
-		made++
-		env, err := factory()
-		if err != nil {
-			return nil, err
-		}
-		return &taskLog{Env: env, run: run, task: task}, nil
-	}
-}
-
-// taskLog is LoggedEnv for a run: it appends the terminal Info of its episode to run.Log and the episode's task
-// index to run.LogTask.
-type taskLog struct {
-	Env
-	run  *Run
-	task int
-}
-
-// Step delegates and logs the info of a terminal step.
-func (l *taskLog) Step(action string) (string, float64, bool, Info) {
-	obs, reward, done, info := l.Env.Step(action)
-	if done {
-		l.log(info)
-	}
-	return obs, reward, done, info
-}
-
-// Stop delegates and logs the terminal info.
-func (l *taskLog) Stop(reason string) (float64, Info) {
-	reward, info := l.Env.Stop(reason)
-	l.log(info)
-	return reward, info
-}
-
-func (l *taskLog) log(info Info) {
-	l.run.Log = append(l.run.Log, info)
-	l.run.LogTask = append(l.run.LogTask, l.task)
-}
-
-// CallTexts returns the text of each call of an episode, in order, without the <call> </call> brackets.
-func CallTexts(t Trajectory, tok *Tokenizer) []string {
-	var calls [][]int32
-	for i, id := range t.IDs {
-		if t.Owner[i] != OwnerPolicy {
-			continue
-		}
-		k := int(t.Turn[i])
-		for len(calls) <= k {
-			calls = append(calls, nil)
-		}
-		if id != tok.CallStartID && id != tok.CallEndID {
-			calls[k] = append(calls[k], id)
-		}
-	}
-	texts := make([]string, len(calls))
-	for k, c := range calls {
-		texts[k] = tok.Decode(c)
-	}
-	return texts
 }

@@ -232,18 +232,6 @@ func (r *resumer) progress(name string, n int) *Progress {
 	return r.store.NewProgress(name, n)
 }
 
-// newPCG is the source of NewRNG(seed), kept apart so that its state can be saved.
-func newPCG(seed uint64) *rand.PCG { return rand.NewPCG(seed, 0x9e3779b97f4a7c15) }
-
-// pcgState is src's state, for checkpoint.RNG.
-func pcgState(src *rand.PCG) []byte {
-	state, err := src.MarshalBinary()
-	if err != nil {
-		panic(err) // PCG's MarshalBinary cannot fail
-	}
-	return state
-}
-
 // Loop is a training loop of the caller's own that ResumableRun runs, stores and resumes: Steps calls of Step on
 // the run that Start makes, drawing from one generator seeded with Seed.
 type Loop struct {

@@ -3,6 +3,7 @@ package agentrl
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -37,6 +38,78 @@ func maskedTruncationAdvantages(trajs []Trajectory, G int) []float32 {
 		}
 	}
 	return adv
+}
+
+// trainCreditLoop is the library's train_credit before the advantage seam, verbatim: GRPO's loop on a copy of base with token-level ("token") or turn-level ("turn")
+// GAE advantages from a copy of critic, per-call rewards (cfg's step penalty on every call, the verdict on the
+// last), whitened over the batch's policy tokens; the critic takes one regression step (lr 1e-3) per training
+// step on the batch's returns-to-go. The run's generator is seeded with cfg.Seed.
+func trainCreditLoop(base *gomlxmodel.Model, critic *gomlxmodel.Critic, tasks []Task, tok *Tokenizer, cfg RLConfig,
+	scheme string, steps int, lambda float64) (*Run, error) {
+	if scheme != "token" && scheme != "turn" {
+		return nil, fmt.Errorf("train_credit: scheme %q, want \"token\" or \"turn\"", scheme)
+	}
+	if !(lambda >= 0 && lambda <= 1) {
+		return nil, fmt.Errorf("train_credit: lambda %g, want a number in [0, 1]", lambda)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	policy, err := base.Clone()
+	if err != nil {
+		return nil, err
+	}
+	if critic, err = critic.Clone(); err != nil {
+		return nil, err
+	}
+	rng, prog := NewRNG(cfg.Seed), NewProgress("train_credit "+scheme, steps)
+	var history []StepStats
+	for step := range steps {
+		trajs, _, err := SampleStep(policy, nil, tasks, tok, cfg, rng)
+		if err != nil {
+			return nil, fmt.Errorf("train_credit step %d: %w", step, err)
+		}
+		batch := Collate(trajs, tok.PadID)
+		mask, rewards := batch.Mask(), PerCallRewards(trajs, batch.Mask(), cfg.Reward.StepPenalty)
+		values, err := CriticValues(critic, batch) // [B][T-1]
+		if err != nil {
+			return nil, err
+		}
+		var adv [][]float32
+		if scheme == "token" {
+			adv, _ = GAEAdvantages(rewards, values, mask, 1, lambda)
+		} else {
+			adv = TurnAdvantages(rewards, values, mask, batch.Turns(), 1, lambda)
+		}
+		if _, err := RLUpdate(policy, batch, MaskedWhiten(adv, mask), cfg, rng); err != nil {
+			return nil, fmt.Errorf("train_credit step %d: %w", step, err)
+		}
+		if _, err := ValueStep(critic, batch, values, ReturnsToGo(rewards, mask), 0, 1e-3); err != nil {
+			return nil, fmt.Errorf("train_credit step %d: %w", step, err)
+		}
+		stats := BehaviorStats(trajs)
+		history = append(history, StepStats{Step: step, Stats: stats})
+		prog.Done(step, fmt.Sprintf("pass %.2f", stats.PassRate))
+	}
+	return &Run{Policy: policy, Critic: critic, History: history}, nil
+}
+
+// rampedPenaltyLoop is the library's train_ramped_penalty before the schedule seam, verbatim: train_rl on a copy of base with the step penalty ramped in (RampedPenalty). The run's
+// generator is seeded with cfg.Seed. The chapter stores this run as TrainedRun(…, WithSchedule(RampedPenalty(cfg,
+// steps))), which computes the same policy and history and also logs the episodes.
+func rampedPenaltyLoop(base *gomlxmodel.Model, tasks []Task, tok *Tokenizer, cfg RLConfig, steps int) (*Run, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	policy, err := base.Clone()
+	if err != nil {
+		return nil, err
+	}
+	history, err := TrainRLSchedule(policy, tasks, tok, steps, RampedPenalty(cfg, steps), nil)
+	if err != nil {
+		return nil, fmt.Errorf("train_ramped_penalty: %w", err)
+	}
+	return &Run{Policy: policy, History: history}, nil
 }
 
 // maskedTruncationLoop is the loop 12.7's notebook wrote before the advantage seam, verbatim but for errors.
@@ -100,11 +173,11 @@ func TestSeamsReproduceChapterLoops(t *testing.T) {
 			[]RunOption{WithAdvantages(func(s StepBatch) ([][]float32, error) {
 				return BroadcastAdvantages(maskedTruncationAdvantages(s.Trajs, s.Cfg.GroupSize), s.Batch.Mask()), nil
 			})}},
-		{"12.7 ramped penalty", func() (*Run, error) { return TrainRampedPenalty(base, train, tok, cfg, steps) }, cfg,
+		{"12.7 ramped penalty", func() (*Run, error) { return rampedPenaltyLoop(base, train, tok, cfg, steps) }, cfg,
 			[]RunOption{WithSchedule(RampedPenalty(cfg, steps))}},
-		{"12.2 token GAE", func() (*Run, error) { return TrainCredit(base, critic, train, tok, cfg, "token", steps, 0.95) }, cfg,
+		{"12.2 token GAE", func() (*Run, error) { return trainCreditLoop(base, critic, train, tok, cfg, "token", steps, 0.95) }, cfg,
 			[]RunOption{WithCritic(critic), credit("token")}},
-		{"12.2 turn GAE", func() (*Run, error) { return TrainCredit(base, critic, train, tok, cfg, "turn", steps, 0.95) }, cfg,
+		{"12.2 turn GAE", func() (*Run, error) { return trainCreditLoop(base, critic, train, tok, cfg, "turn", steps, 0.95) }, cfg,
 			[]RunOption{WithCritic(critic), credit("turn")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,10 +7,6 @@ import (
 	"strings"
 )
 
-// NewRNG returns the explicit seeded generator every random choice of the package goes through (there is no global
-// random state): a PCG source seeded with (seed, 0x9e3779b97f4a7c15).
-func NewRNG(seed uint64) *rand.Rand { return rand.New(newPCG(seed)) }
-
 // Case is one test of a program: its input list and the correct result.
 type Case struct {
 	Input []int

@@ -720,6 +720,23 @@ func TestTrainContext(t *testing.T) {
 	}
 }
 
+// creditRun is 12.2's train_credit as the chapter runs it: TrainedRun with the critic and CreditAdvantages, in a
+// store of its own.
+func creditRun(t *testing.T, base *Model, critic *gomlxmodel.Critic, tasks []Task, tok *Tokenizer, cfg RLConfig,
+	scheme string, steps int, lambda float64) (*Run, error) {
+	adv, err := CreditAdvantages(scheme, lambda)
+	if err != nil {
+		return nil, err
+	}
+	return TrainedRun(mustStore(t), base, tok, tasks, cfg, steps, "", nil, WithCritic(critic), WithAdvantages(adv, scheme, lambda))
+}
+
+// rampedRun is 12.7's ramped cost as the chapter runs it: TrainedRun with RampedPenalty's schedule, in a store of
+// its own.
+func rampedRun(t *testing.T, base *Model, tasks []Task, tok *Tokenizer, cfg RLConfig, steps int) (*Run, error) {
+	return TrainedRun(mustStore(t), base, tok, tasks, cfg, steps, "", nil, WithSchedule(RampedPenalty(cfg, steps)))
+}
+
 // TestTrainCredit checks train_credit's input errors, that a seed gives one result, that it leaves its base and
 // critic untouched, and that the two schemes train differently.
 func TestTrainCredit(t *testing.T) {
@@ -746,14 +763,14 @@ func TestTrainCredit(t *testing.T) {
 		{"lambda above 1", train, cfg, "token", 1.5},
 		{"NaN lambda", train, cfg, "turn", math.NaN()},
 	} {
-		if _, err := TrainCredit(base, critic, tc.tasks, tok, tc.cfg, tc.scheme, 2, tc.lambda); err == nil {
+		if _, err := creditRun(t, base, critic, tc.tasks, tok, tc.cfg, tc.scheme, 2, tc.lambda); err == nil {
 			t.Errorf("%s: no error", tc.name)
 		}
 	}
 	values := func(c *gomlxmodel.Critic) string { return criticProbe(t, c) }
 	baseFP, criticValues := fingerprintOf(t, base), values(critic)
 	train2 := func(scheme string) (string, string) {
-		run, err := TrainCredit(base, critic, train, tok, cfg, scheme, 2, 0.95)
+		run, err := creditRun(t, base, critic, train, tok, cfg, scheme, 2, 0.95)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -773,7 +790,7 @@ func TestTrainCredit(t *testing.T) {
 		t.Error("token-level and turn-level GAE trained the same policy")
 	}
 	if fingerprintOf(t, base) != baseFP || values(critic) != criticValues {
-		t.Error("TrainCredit changed its base or its critic")
+		t.Error("train_credit changed its base or its critic")
 	}
 }
 
@@ -819,7 +836,9 @@ func criticProbe(t *testing.T, c *gomlxmodel.Critic) string {
 	return fmt.Sprint(v)
 }
 
-func TestTrainRampedPenalty(t *testing.T) {
+// TestRampedPenalty checks the ramped cost's input errors, its per-step cost, that a seed gives one result, that
+// its first step is train_rl without a cost, and that it leaves its base untouched.
+func TestRampedPenalty(t *testing.T) {
 	tok, train := testSetup(t)
 	base := tinyPolicy(t, tok)
 	cfg := DefaultRLConfig()
@@ -827,12 +846,12 @@ func TestTrainRampedPenalty(t *testing.T) {
 	bad := cfg
 	bad.Reward.FreeCalls = -1
 	for _, tc := range badRuns(train, cfg, bad) {
-		if _, err := TrainRampedPenalty(base, tc.tasks, tok, tc.cfg, 2); err == nil {
+		if _, err := rampedRun(t, base, tc.tasks, tok, tc.cfg, 2); err == nil {
 			t.Errorf("%s: no error", tc.name)
 		}
 	}
 	baseFP := fingerprintOf(t, base)
-	run, err := TrainRampedPenalty(base, train, tok, cfg, 3)
+	run, err := rampedRun(t, base, train, tok, cfg, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -843,7 +862,7 @@ func TestTrainRampedPenalty(t *testing.T) {
 			t.Errorf("step %d: reward %.4f, want pass %.4f - %.2f × turns %.4f = %.4f", k, h.Reward, h.PassRate, cost, h.Turns, want)
 		}
 	}
-	again, err := TrainRampedPenalty(base, train, tok, cfg, 3)
+	again, err := rampedRun(t, base, train, tok, cfg, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -853,7 +872,7 @@ func TestTrainRampedPenalty(t *testing.T) {
 	// Its first step charges nothing: one ramped step is one step of train_rl without a cost.
 	free := cfg
 	free.Reward.StepPenalty = 0
-	one, err := TrainRampedPenalty(base, train, tok, cfg, 1)
+	one, err := rampedRun(t, base, train, tok, cfg, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -868,7 +887,7 @@ func TestTrainRampedPenalty(t *testing.T) {
 		t.Error("the first ramped step is not a cost-free train_rl step")
 	}
 	if fingerprintOf(t, base) != baseFP {
-		t.Error("TrainRampedPenalty changed its base")
+		t.Error("the ramped run changed its base")
 	}
 }
 

@@ -103,3 +103,33 @@ func PadRows(rows [][]int32, width int, pad int32) []int32 {
 	}
 	return out
 }
+
+// Select returns the rows idx of the batch (rows may repeat), as a new batch of the same width.
+func (b Batch) Select(idx []int) Batch {
+	T1 := b.T - 1
+	out := Batch{B: len(idx), T: b.T}
+	for _, r := range idx {
+		out.IDs = append(out.IDs, b.IDs[r*b.T:(r+1)*b.T]...)
+		out.ActionMask = append(out.ActionMask, b.ActionMask[r*T1:(r+1)*T1]...)
+		out.Logp = append(out.Logp, b.Logp[r*T1:(r+1)*T1]...)
+		out.TurnIDs = append(out.TurnIDs, b.TurnIDs[r*T1:(r+1)*T1]...)
+		out.Owner = append(out.Owner, b.Owner[r*T1:(r+1)*T1]...)
+		out.Rewards = append(out.Rewards, b.Rewards[r])
+	}
+	return out
+}
+
+// SelectRows returns rows idx of x.
+func SelectRows[S ~[]E, E any](x S, idx []int) S {
+	out := make(S, len(idx))
+	for i, r := range idx {
+		out[i] = x[r]
+	}
+	return out
+}
+
+// Mask returns the batch's action mask as rows [B][T-1].
+func (b Batch) Mask() [][]float32 { return Rows(b.ActionMask, b.T-1) }
+
+// Turns returns the batch's turn ids as rows [B][T-1].
+func (b Batch) Turns() [][]int32 { return Rows(b.TurnIDs, b.T-1) }

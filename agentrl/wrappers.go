@@ -14,6 +14,26 @@ func NewEarlyStopEnv(maxTurns int, reward RewardFunc, maxEdits, maxInvalid int) 
 	return &EarlyStopEnv{EditBudgetEnv: e, MaxInvalid: maxInvalid}, nil
 }
 
+// EarlyStopFactory makes cfg's environments (MakeEnv's) as EarlyStopEnv: an episode stops without a submission at
+// its maxInvalid-th malformed or unknown call.
+func EarlyStopFactory(cfg RLConfig, maxInvalid int) EnvFactory {
+	return func() (Env, error) {
+		if maxInvalid < 1 {
+			return nil, fmt.Errorf("early stop env: max invalid %d < 1", maxInvalid)
+		}
+		reward, err := cfg.Reward.Func()
+		if err != nil {
+			return nil, err
+		}
+		env, err := NewEditBudgetEnv(cfg.MaxTurns, reward, cfg.MaxEdits)
+		if err != nil {
+			return nil, err
+		}
+		env.Obs = cfg.Obs
+		return &EarlyStopEnv{EditBudgetEnv: env, MaxInvalid: maxInvalid}, nil
+	}
+}
+
 // NewMixedTurnEnv is MixedTurnEnv(max_turns, reward, max_edits).
 func NewMixedTurnEnv(maxTurns int, reward RewardFunc, maxEdits int) (*MixedTurnEnv, error) {
 	e, err := NewEditBudgetEnv(maxTurns, reward, maxEdits)
@@ -64,4 +84,59 @@ func LogByStep[E any](history []StepStats, log []E) ([][]E, error) {
 		return nil, fmt.Errorf("log by step: %d steps hold %d episodes, the log has %d", len(history), at, len(log))
 	}
 	return out, nil
+}
+
+// Logged wraps every environment of factory in a LoggedEnv that appends to log.
+func Logged(factory EnvFactory, log *[]Info) EnvFactory {
+	return func() (Env, error) {
+		env, err := factory()
+		if err != nil {
+			return nil, err
+		}
+		return &LoggedEnv{Env: env, Log: log}, nil
+	}
+}
+
+// loggedTasks wraps every environment of factory in a taskLog of run whose task is the number of environments
+// made before it: the sampler makes one per task of the step, in the order of the step's tasks.
+func loggedTasks(factory EnvFactory, run *Run) EnvFactory {
+	made := 0
+	return func() (Env, error) {
+		task := made
+		made++
+		env, err := factory()
+		if err != nil {
+			return nil, err
+		}
+		return &taskLog{Env: env, run: run, task: task}, nil
+	}
+}
+
+// taskLog is LoggedEnv for a run: it appends the terminal Info of its episode to run.Log and the episode's task
+// index to run.LogTask.
+type taskLog struct {
+	Env
+	run  *Run
+	task int
+}
+
+// Step delegates and logs the info of a terminal step.
+func (l *taskLog) Step(action string) (string, float64, bool, Info) {
+	obs, reward, done, info := l.Env.Step(action)
+	if done {
+		l.log(info)
+	}
+	return obs, reward, done, info
+}
+
+// Stop delegates and logs the terminal info.
+func (l *taskLog) Stop(reason string) (float64, Info) {
+	reward, info := l.Env.Stop(reason)
+	l.log(info)
+	return reward, info
+}
+
+func (l *taskLog) log(info Info) {
+	l.run.Log = append(l.run.Log, info)
+	l.run.LogTask = append(l.run.LogTask, l.task)
 }

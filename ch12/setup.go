@@ -28,7 +28,14 @@ type Chapter struct {
 // Setup builds the chapter's tokenizer and tasks and opens the default result store. It trains and loads nothing:
 // the base agent is made on the first call of Base. In a GoNB cell program it also makes the Status display the
 // destination of the store's notices and progress lines (its Notices), redrawn every NotebookProgressInterval.
-func Setup() (*Chapter, error) {
+func Setup() (*Chapter, error) { return SetupWith(agentrl.DefaultBaseConfig()) }
+
+// SetupWith is Setup with base as the recipe of the RL base agent (another draw, other demonstrations), which Base
+// then makes or loads; every run of the chapter starts from it.
+func SetupWith(base agentrl.BaseConfig) (*Chapter, error) {
+	if err := base.Validate(); err != nil {
+		return nil, err
+	}
 	all, err := agentrl.MakeTasks(agentrl.SplitAll)
 	if err != nil {
 		return nil, err
@@ -48,13 +55,13 @@ func Setup() (*Chapter, error) {
 	installStatus(store)
 	c := &Chapter{Tok: agentrl.BuildTokenizer(all), Train: train, HeldOutTasks: heldOut, Store: store}
 	c.base = sync.OnceValues(func() (*gomlxmodel.Model, error) {
-		return agentrl.BaseFrom(c.Store, c.Tok, agentrl.DefaultBaseConfig())
+		return agentrl.BaseFrom(c.Store, c.Tok, base)
 	})
 	return c, nil
 }
 
-// Base is the RL base agent (arl.make_rl_base), trained with agentrl.DefaultBaseConfig on the training tasks or
-// loaded from the store, once per process. Callers that train must copy it, as agentrl's loops do.
+// Base is the RL base agent (arl.make_rl_base), trained with agentrl.DefaultBaseConfig (SetupWith's recipe) on the
+// training tasks or loaded from the store, once per process. Callers that train must copy it, as agentrl's loops do.
 func (c *Chapter) Base() (*gomlxmodel.Model, error) { return c.base() }
 
 // HeldOut is the book's held_out: behavior statistics of policy on the held-out tasks in cfg's environment,

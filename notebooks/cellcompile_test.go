@@ -1,6 +1,7 @@
 package notebooks
 
 import (
+	"bytes"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -85,8 +86,8 @@ func findGoimports() string {
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-// cellProgram is the program of a notebook's cells: the imports of all of them, every cell's declarations (what
-// precedes `%%`, without `%` and `!` lines), and each `%%` body as a function cellN.
+// cellProgram is the program of a notebook's cells: the imports of all of them, every cell's declarations with
+// their doc comments (what precedes `%%`, without `%` and `!` lines), and each `%%` body as a function cellN.
 func cellProgram(cells []string) (string, error) {
 	imports := map[string]string{} // path → name ("" when none)
 	var decls, bodies []string
@@ -120,7 +121,11 @@ func cellProgram(cells []string) (string, error) {
 				}
 				continue
 			}
-			decls = append(decls, src[d.Pos()-1:d.End()-1])
+			from := d.Pos()
+			if doc := declDoc(d); doc != nil {
+				from = doc.Pos()
+			}
+			decls = append(decls, src[from-1:d.End()-1])
 		}
 		if strings.TrimSpace(body) != "" {
 			bodies = append(bodies, fmt.Sprintf("func cell%d() {\n%s\n}", i+1, body))
@@ -142,4 +147,60 @@ func cellProgram(cells []string) (string, error) {
 	}
 	b.WriteString("func main() {}\n")
 	return b.String(), nil
+}
+
+// TestCellPrograms checks the golden cell programs in the repository's testdata/cells: each chapter notebook's
+// cellProgram, formatted by goimports, which agentrl's tests read to check which edits of a notebook's code change
+// the keys of its stored results. With -update it writes them.
+func TestCellPrograms(t *testing.T) {
+	goimports := findGoimports()
+	if goimports == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("goimports is not installed: run go run ./kernelsetup")
+		}
+		t.Skip("goimports is not installed (go run ./kernelsetup installs it)")
+	}
+	paths, err := Chapter(".")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no chapter notebook (%v)", err)
+	}
+	dir := t.TempDir()
+	for _, path := range paths {
+		nb, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sources []string
+		for _, c := range nb.CodeCells() {
+			sources = append(sources, string(c.Source))
+		}
+		prog, err := cellProgram(sources)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		name := Section(filepath.Base(path)) + ".go"
+		file := filepath.Join(dir, name)
+		if err := os.WriteFile(file, []byte(prog), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(goimports, "-w", file).CombinedOutput(); err != nil {
+			t.Fatalf("%s: goimports: %v\n%s", path, err, out)
+		}
+		got, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden := filepath.Join("..", "testdata", "cells", name)
+		if *update {
+			if err := os.WriteFile(golden, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s is not %s's cell program (go test ./notebooks -run TestCellPrograms -update writes it): %v\n%s",
+				golden, path, err, Diff(string(want), string(got), 2, 40))
+		}
+	}
 }

@@ -2,21 +2,25 @@ package main
 
 import (
 	"fmt"
+	"math"
+	"slices"
+	"strings"
+
 	"github.com/agentrl-go/agentrl/agentrl"
 	"github.com/agentrl-go/agentrl/ch12"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
-// Link this notebook to the repository's Go module: GONB_DIR is the notebook's folder. Imports resolve
-// in the workspace (the repository's go.mod pins every version), so no `go get` is needed.
+func must[T any](v T, err error) T { return ch12.Must(v, err) }
 
-func must[T any](v T, err error) T               { return ch12.Must(v, err) }
 func must2[T, U any](t T, u U, err error) (T, U) { return t, ch12.Must(u, err) }
 
-var ch = must(ch12.Setup()) // the tokenizer, the tasks and the result store; nothing is trained or loaded yet
+var ch = must(ch12.Setup())
+
 var tok, trainTasks, heldoutTasks, store = ch.Tok, ch.Train, ch.HeldOutTasks, ch.Store
 
-func rlBase() *gomlxmodel.Model { return must(ch.Base()) } // the RL base agent, made or loaded on first use
+func rlBase() *gomlxmodel.Model { return must(ch.Base()) }
+
 func heldOut(policy *gomlxmodel.Model, cfg agentrl.RLConfig) agentrl.Stats {
 	return must(ch.HeldOut(policy, cfg))
 }
@@ -88,7 +92,7 @@ func formatPass(single bool) agentrl.MetricFunc {
 }
 
 func mixedRun() *agentrl.Run {
-	return must(agentrl.TrainedRun(store, rlBase(), tok, append(slices.Clone(trainTasks), singles(trainTasks)...), mixedCfg, 40, "mixed_turn", mixedFactory,
+	return must(ch.RunIn(ch12.Env{Name: "mixed_turn", New: mixedFactory, Tasks: append(slices.Clone(trainTasks), singles(trainTasks)...)}, mixedCfg,
 		agentrl.WithMetric("single-turn pass", formatPass(true)), agentrl.WithMetric("multi-turn pass", formatPass(false))))
 }
 
@@ -103,7 +107,36 @@ func meanRate(rates []float64) float64 {
 	return sum / float64(n)
 }
 
-func main() {
+func cell2() {
+	fmt.Printf("vocabulary %d tokens | %d training tasks, %d held-out | TinyAgent with %d parameters\n",
+		tok.VocabSize(), len(trainTasks), len(heldoutTasks), rlBase().NumParams())
+}
+
+func cell4() {
+	policies := []struct {
+		name   string
+		policy *gomlxmodel.Model
+	}{
+		{"multi-turn only", must(ch.Run(agentrl.DefaultRLConfig())).Policy},
+		{"50/50 mixture", mixedRun().Policy},
+	}
+	for _, p := range policies {
+		var cells []string
+		for _, format := range []struct {
+			name  string
+			tasks []agentrl.Task
+		}{{"multi-turn", heldoutTasks}, {"single-turn", singles(heldoutTasks)}} {
+			s := must(agentrl.Evaluate(p.policy, format.tasks, tok, 16, agentrl.NewRNG(7), mixedCfg, mixedFactory))
+			cells = append(cells, fmt.Sprintf("%s pass %.3f (reads %.2f)", format.name, s.PassRate, s.Reads))
+		}
+		fmt.Printf("%-16s %s\n", p.name, strings.Join(cells, " | "))
+	}
+	metrics := mixedRun().Metrics
+	fmt.Printf("per-format batch pass, steps 30-39: single-turn %.2f | multi-turn %.2f\n",
+		meanRate(metrics["single-turn pass"][30:40]), meanRate(metrics["multi-turn pass"][30:40]))
+}
+
+func cell5() {
 	half := []agentrl.Task{}
 	for i := 0; i < len(trainTasks); i += 5 {
 		half = append(half, trainTasks[i])
@@ -146,3 +179,5 @@ func main() {
 		singleEpisodes/float64(len(kept)), shareOf(agentrl.TokenMean), shareOf(agentrl.SeqMeanTokenMean))
 	fmt.Printf("policy tokens of these episodes: %.0f single-turn of %.0f\n", singleTokens, allTokens)
 }
+
+func main() {}

@@ -1,24 +1,32 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"io"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
 	"github.com/agentrl-go/agentrl/agentrl"
 	"github.com/agentrl-go/agentrl/ch12"
 	"github.com/agentrl-go/agentrl/chart"
+	"github.com/agentrl-go/agentrl/chart/nbdisplay"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
-	"github.com/janpfeifer/gonb/gonbui"
 )
 
-// Link this notebook to the repository's Go module: GONB_DIR is the notebook's folder. Imports resolve
-// in the workspace (the repository's go.mod pins every version), so no `go get` is needed.
+func must[T any](v T, err error) T { return ch12.Must(v, err) }
 
-func must[T any](v T, err error) T               { return ch12.Must(v, err) }
 func must2[T, U any](t T, u U, err error) (T, U) { return t, ch12.Must(u, err) }
 
-var ch = must(ch12.Setup()) // the tokenizer, the tasks and the result store; nothing is trained or loaded yet
+var ch = must(ch12.Setup())
+
 var tok, trainTasks, heldoutTasks, store = ch.Tok, ch.Train, ch.HeldOutTasks, ch.Store
 
-func rlBase() *gomlxmodel.Model { return must(ch.Base()) } // the RL base agent, made or loaded on first use
+func rlBase() *gomlxmodel.Model { return must(ch.Base()) }
+
 func heldOut(policy *gomlxmodel.Model, cfg agentrl.RLConfig) agentrl.Stats {
 	return must(ch.HeldOut(policy, cfg))
 }
@@ -258,33 +266,11 @@ var contextPolicies = []struct {
 	policy func() *gomlxmodel.Model
 }{
 	{"full", func() *gomlxmodel.Model {
-		return must(agentrl.TrainedRun(store, rlBase(), tok, trainTasks, agentrl.DefaultRLConfig(), 40, "", nil)).Policy
+		return must(ch.Run(agentrl.DefaultRLConfig())).Policy
 	}},
-	{"keep_obs=1", func() *gomlxmodel.Model { return contextRun(KeepObs(1), agentrl.DefaultRLConfig(), 40).Policy }},
-}
-
-// contextRun is TrainContext's run of steps steps with viewOf on the training tasks, stored and resumable after an
-// interrupt: its steps are ContextStep's, drawing from one generator seeded with cfg.Seed as TrainContext's do, so
-// it trains the policy TrainContext returns. Its key holds viewOf's code and contextPolicies' (where the n of
-// KeepObs(n) is written: a function's code does not show the values it captures).
-func contextRun(viewOf ContextPolicy, cfg agentrl.RLConfig, steps int) *agentrl.Run {
-	base := rlBase()
-	key := agentrl.Key("12.4/train_context", must(agentrl.Fingerprint(base)), cfg, steps, must(agentrl.FuncCode(viewOf)),
-		must(agentrl.CodeHash("contextPolicies")))
-	return must(agentrl.ResumableRun(store, key, agentrl.Loop{Name: "train_context", Steps: steps, Seed: cfg.Seed,
-		Start: func() (*agentrl.Run, error) {
-			policy, err := base.Clone()
-			return &agentrl.Run{Policy: policy}, err
-		},
-		Step: func(run *agentrl.Run, step int, rng *rand.Rand) error {
-			run.Policy.SetAnchor(base) // cfg.KLCoef's reference, also after a resume
-			trajs, err := ContextStep(run.Policy, trainTasks, tok, viewOf, cfg, rng)
-			if err == nil {
-				run.History = append(run.History, agentrl.StepStats{Step: step, Stats: agentrl.BehaviorStats(trajs)})
-			}
-			return err
-		},
-	}))
+	{"keep_obs=1", func() *gomlxmodel.Model {
+		return must(ch12.ContextRun(ch, "keep_obs=1", KeepObs(1), ContextStep, agentrl.DefaultRLConfig())).Policy
+	}},
 }
 
 // keepName prints keepObs as the book does (None for the full context).
@@ -364,25 +350,142 @@ func nextCall(policy *gomlxmodel.Model, script []string, keepObs int) []float64 
 	return mean
 }
 
-func main() {
-	policies := []struct {
-		name   string
-		policy *gomlxmodel.Model
-	}{{"base agent", rlBase()}, {"trained full", contextPolicies[0].policy()}, {"trained keep_obs=1", contextPolicies[1].policy()}}
-	fmt.Println("policy             after the calls   seen with     | next call: test  submit  read  edit  other")
-	for _, p := range policies {
-		for _, c := range []struct {
-			script  []string
-			keepObs int
-		}{
-			{[]string{agentrl.ToolRead, agentrl.ToolEdit}, -1},
-			{[]string{agentrl.ToolRead, agentrl.ToolEdit}, 1},
-			{[]string{agentrl.ToolRead, agentrl.ToolEdit}, 0},
-			{[]string{agentrl.ToolEdit}, -1},
-		} {
-			q := nextCall(p.policy, c.script, c.keepObs)
-			fmt.Printf("%-18s %-17s keep_obs=%-4s |           %.2f    %.2f  %.2f  %.2f   %.2f\n",
-				p.name, strings.Join(c.script, ", "), keepName(c.keepObs), q[0], q[1], q[2], q[3], q[4])
+func cell2() {
+	fmt.Printf("vocabulary %d tokens | %d training tasks, %d held-out | TinyAgent with %d parameters\n",
+		tok.VocabSize(), len(trainTasks), len(heldoutTasks), rlBase().NumParams())
+}
+
+func cell5() {
+	cfg := agentrl.DefaultRLConfig()
+	var tasks []agentrl.Task
+	for _, t := range trainTasks[:4] {
+		for range 4 {
+			tasks = append(tasks, t)
 		}
 	}
+	envs := func() []agentrl.Env {
+		envs := make([]agentrl.Env, len(tasks))
+		for i := range envs {
+			envs[i] = must(agentrl.MakeEnv(cfg))
+		}
+		return envs
+	}
+	reference := must(agentrl.RolloutBatch(rlBase(), envs(), tasks, tok, 6, 1, agentrl.NewRNG(0)))
+	episodes, samples := must2(ContextRolloutBatch(rlBase(), envs(), tasks, tok, KeepObs(-1), 6, 1, agentrl.NewRNG(0)))
+	identical := true
+	for i := range reference {
+		identical = identical && slices.Equal(reference[i].IDs, episodes[i].IDs)
+	}
+	fmt.Printf("identical episodes: %t | calls: %d\n", identical, len(samples))
+	turns := 0
+	for _, e := range episodes {
+		turns += e.Info.NTurns
+	}
+	fmt.Printf("turns of the 16 episodes: %d\n", turns) // one call per turn
+
+	// Score the episodes whole and the calls one by one, with the same model.
+	scored := func(trajs []agentrl.Trajectory) []float64 {
+		batch := agentrl.Collate(trajs, tok.PadID)
+		logp := agentrl.Rows(must(rlBase().SequenceLogProbs(batch.IDs, batch.B, batch.T)), batch.T-1)
+		sums := make([]float64, len(trajs))
+		for b, m := range batch.Mask() {
+			for j := range m {
+				sums[b] += float64(logp[b][j] * m[j])
+			}
+		}
+		return sums
+	}
+	perEpisode, perCall := scored(episodes), make([]float64, len(episodes))
+	calls := make([]agentrl.Trajectory, len(samples))
+	for i, s := range samples {
+		calls[i] = s.Sample
+	}
+	for i, lp := range scored(calls) {
+		perCall[samples[i].Episode] += lp
+	}
+	worst := 0.0
+	for b := range perEpisode {
+		worst = max(worst, math.Abs(perEpisode[b]-perCall[b]))
+	}
+	fmt.Printf("max |log p(episode) - sum of per-call log p| = %.1e\n", worst)
 }
+
+func cell8() {
+	var table [][]agentrl.Stats
+	for _, tp := range contextPolicies {
+		policy := tp.policy()
+		var row []agentrl.Stats
+		for _, evalKeep := range []int{-1, 1, 0} {
+			s := must(EvaluateContext(policy, heldoutTasks, tok, KeepObs(evalKeep), 16, 7, agentrl.DefaultRLConfig()))
+			row = append(row, s)
+			fmt.Printf("trained %-10s evaluated keep_obs=%-4s | pass %.3f | reads %.2f | tests %.2f | turns %.2f\n",
+				tp.name, keepName(evalKeep), s.PassRate, s.Reads, s.Tests, s.Turns)
+		}
+		table = append(table, row)
+	}
+	heat := func(title, format string, f func(agentrl.Stats) float64, hi float64) chart.Heatmap {
+		h := chart.Heatmap{Title: title, Rows: []string{"trained full", "trained keep_obs=1"},
+			Cols: []string{"eval full", "eval keep_obs=1", "eval keep_obs=0"}, Format: format, Min: 0, Max: hi}
+		for _, row := range table {
+			var vals []float64
+			for _, s := range row {
+				vals = append(vals, f(s))
+			}
+			h.Values = append(h.Values, vals)
+		}
+		return h
+	}
+	fig := chart.Heatmaps("Figure 12.3: held-out behavior by training and evaluation context", []chart.Heatmap{
+		heat("pass rate", "%.3f", func(s agentrl.Stats) float64 { return s.PassRate }, 1),
+		heat("tests per episode", "%.2f", func(s agentrl.Stats) float64 { return s.Tests }, 1),
+	})
+	if err := nbdisplay.Display(fig); err != nil {
+		panic(err)
+	}
+}
+
+func cell9() {
+	ch12.Check(ch.Printed("12.4/call sequences", func(w io.Writer) error { // stored, keyed by this code
+		for _, tp := range contextPolicies {
+			policy := tp.policy()
+			for _, evalKeep := range []int{-1, 1} {
+				counts := callSequences(policy, evalKeep)
+				seqs := slices.Collect(maps.Keys(counts))
+				slices.SortFunc(seqs, func(a, b string) int { return cmp.Or(counts[b]-counts[a], strings.Compare(a, b)) })
+				fmt.Fprintf(w, "trained %-10s evaluated keep_obs=%s\n", tp.name, keepName(evalKeep))
+				for _, s := range seqs[:min(5, len(seqs))] {
+					fmt.Fprintf(w, "  %3d  %s\n", counts[s], s)
+				}
+			}
+		}
+		return nil
+	}))
+}
+
+func cell10() {
+	ch12.Check(ch.Printed("12.4/next call", func(w io.Writer) error { // stored, keyed by this code
+		policies := []struct {
+			name   string
+			policy *gomlxmodel.Model
+		}{{"base agent", rlBase()}, {"trained full", contextPolicies[0].policy()}, {"trained keep_obs=1", contextPolicies[1].policy()}}
+		fmt.Fprintln(w, "policy             after the calls   seen with     | next call: test  submit  read  edit  other")
+		for _, p := range policies {
+			for _, c := range []struct {
+				script  []string
+				keepObs int
+			}{
+				{[]string{agentrl.ToolRead, agentrl.ToolEdit}, -1},
+				{[]string{agentrl.ToolRead, agentrl.ToolEdit}, 1},
+				{[]string{agentrl.ToolRead, agentrl.ToolEdit}, 0},
+				{[]string{agentrl.ToolEdit}, -1},
+			} {
+				q := nextCall(p.policy, c.script, c.keepObs)
+				fmt.Fprintf(w, "%-18s %-17s keep_obs=%-4s |           %.2f    %.2f  %.2f  %.2f   %.2f\n",
+					p.name, strings.Join(c.script, ", "), keepName(c.keepObs), q[0], q[1], q[2], q[3], q[4])
+			}
+		}
+		return nil
+	}))
+}
+
+func main() {}

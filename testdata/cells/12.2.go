@@ -2,23 +2,26 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"math"
+
 	"github.com/agentrl-go/agentrl/agentrl"
 	"github.com/agentrl-go/agentrl/ch12"
 	"github.com/agentrl-go/agentrl/chart"
+	"github.com/agentrl-go/agentrl/chart/nbdisplay"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
-	"github.com/janpfeifer/gonb/gonbui"
 )
 
-// Link this notebook to the repository's Go module: GONB_DIR is the notebook's folder. Imports resolve
-// in the workspace (the repository's go.mod pins every version), so no `go get` is needed.
+func must[T any](v T, err error) T { return ch12.Must(v, err) }
 
-func must[T any](v T, err error) T               { return ch12.Must(v, err) }
 func must2[T, U any](t T, u U, err error) (T, U) { return t, ch12.Must(u, err) }
 
-var ch = must(ch12.Setup()) // the tokenizer, the tasks and the result store; nothing is trained or loaded yet
+var ch = must(ch12.Setup())
+
 var tok, trainTasks, heldoutTasks, store = ch.Tok, ch.Train, ch.HeldOutTasks, ch.Store
 
-func rlBase() *gomlxmodel.Model { return must(ch.Base()) } // the RL base agent, made or loaded on first use
+func rlBase() *gomlxmodel.Model { return must(ch.Base()) }
+
 func heldOut(policy *gomlxmodel.Model, cfg agentrl.RLConfig) agentrl.Stats {
 	return must(ch.HeldOut(policy, cfg))
 }
@@ -73,7 +76,7 @@ var costCfg = func() agentrl.RLConfig {
 
 // WarmCritic is 12.2's critic warm-up: a critic built on a copy of base's trunk, regressed for 60 Adam steps
 // (lr 1e-3, 64 episodes drawn with replacement) on the returns-to-go of base-agent episodes (three
-// agentrl.SampleGroups batches over tasks, seeds 0-2) under cfg's step penalty. Its Adam state is then dropped, so each
+// SampleGroups batches over tasks, seeds 0-2) under cfg's step penalty. Its Adam state is then dropped, so each
 // arm that copies it starts a fresh optimizer, as the book's vopt does.
 func WarmCritic(base *gomlxmodel.Model, tasks []agentrl.Task, tok *agentrl.Tokenizer, cfg agentrl.RLConfig) (*gomlxmodel.Critic, error) {
 	var warmTrajs []agentrl.Trajectory
@@ -105,45 +108,26 @@ func WarmCritic(base *gomlxmodel.Model, tasks []agentrl.Task, tok *agentrl.Token
 	return critic, nil
 }
 
-func baseID() string { return must(agentrl.Fingerprint(rlBase())) }
+// warmedCritic is WarmCritic's critic for the base agent, computed once and stored (keyed by WarmCritic's code).
+func warmedCritic() *gomlxmodel.Critic { return must(ch.Critic(costCfg, WarmCritic)) }
 
-func warmedCritic() *gomlxmodel.Critic {
-	return must(agentrl.Cached(store, agentrl.Key("12.2/critic", baseID(), costCfg, must(agentrl.CodeHash("warmedCritic"))), agentrl.CriticCodec(),
-		func() (*gomlxmodel.Critic, error) { return WarmCritic(rlBase(), trainTasks, tok, costCfg) }))
-}
-
-// TrainCredit is train_credit: GRPO's loop on a copy of base with token-level ("token") or turn-level ("turn")
-// GAE advantages from a copy of critic, per-call rewards (cfg's step penalty on every call, the verdict on the
-// last), whitened over the batch's policy tokens; the critic takes one regression step (lr 1e-3) per training
-// step on the batch's returns-to-go. The run's generator is seeded with cfg.Seed.
-func TrainCredit(base *gomlxmodel.Model, critic *gomlxmodel.Critic, tasks []agentrl.Task, tok *agentrl.Tokenizer, cfg agentrl.RLConfig,
-	scheme string, steps int, lambda float64) (*agentrl.Run, error) {
+// CreditAdvantages is train_credit's step as TrainedRun's advantage seam (with WithCritic): token-level ("token")
+// or turn-level ("turn") GAE advantages from the run's critic, on per-call rewards (the step penalty on every
+// call, the verdict on the last), whitened over the batch's policy tokens; the critic then takes one regression
+// step (lr 1e-3) on the batch's returns-to-go, which the policy's update does not read.
+func CreditAdvantages(scheme string, lambda float64) (agentrl.AdvantageFunc, error) {
 	if scheme != "token" && scheme != "turn" {
-		return nil, fmt.Errorf("train_credit: scheme %q, want \"token\" or \"turn\"", scheme)
+		return nil, fmt.Errorf("credit advantages: scheme %q, want \"token\" or \"turn\"", scheme)
 	}
 	if !(lambda >= 0 && lambda <= 1) {
-		return nil, fmt.Errorf("train_credit: lambda %g, want a number in [0, 1]", lambda)
+		return nil, fmt.Errorf("credit advantages: lambda %g, want a number in [0, 1]", lambda)
 	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	policy, err := base.Clone()
-	if err != nil {
-		return nil, err
-	}
-	if critic, err = critic.Clone(); err != nil {
-		return nil, err
-	}
-	rng, prog := agentrl.NewRNG(cfg.Seed), agentrl.NewProgress("train_credit "+scheme, steps)
-	var history []agentrl.StepStats
-	for step := range steps {
-		trajs, _, err := agentrl.SampleStep(policy, nil, tasks, tok, cfg, rng)
-		if err != nil {
-			return nil, fmt.Errorf("train_credit step %d: %w", step, err)
+	return func(s agentrl.StepBatch) ([][]float32, error) {
+		if s.Critic == nil {
+			return nil, fmt.Errorf("credit advantages: the run has no critic: pass WithCritic(WarmCritic(...))")
 		}
-		batch := agentrl.Collate(trajs, tok.PadID)
-		mask, rewards := batch.Mask(), PerCallRewards(trajs, batch.Mask(), cfg.Reward.StepPenalty)
-		values, err := agentrl.CriticValues(critic, batch) // [B][T-1]
+		mask, rewards := s.Batch.Mask(), PerCallRewards(s.Trajs, s.Batch.Mask(), s.Cfg.Reward.StepPenalty)
+		values, err := agentrl.CriticValues(s.Critic, s.Batch) // [B][T-1]
 		if err != nil {
 			return nil, err
 		}
@@ -151,32 +135,26 @@ func TrainCredit(base *gomlxmodel.Model, critic *gomlxmodel.Critic, tasks []agen
 		if scheme == "token" {
 			adv, _ = agentrl.GAEAdvantages(rewards, values, mask, 1, lambda)
 		} else {
-			adv = agentrl.TurnAdvantages(rewards, values, mask, batch.Turns(), 1, lambda)
+			adv = agentrl.TurnAdvantages(rewards, values, mask, s.Batch.Turns(), 1, lambda)
 		}
-		if _, err := agentrl.RLUpdate(policy, batch, MaskedWhiten(adv, mask), cfg, rng); err != nil {
-			return nil, fmt.Errorf("train_credit step %d: %w", step, err)
+		if _, err := agentrl.ValueStep(s.Critic, s.Batch, values, agentrl.ReturnsToGo(rewards, mask), 0, 1e-3); err != nil {
+			return nil, err
 		}
-		if _, err := agentrl.ValueStep(critic, batch, values, agentrl.ReturnsToGo(rewards, mask), 0, 1e-3); err != nil {
-			return nil, fmt.Errorf("train_credit step %d: %w", step, err)
-		}
-		stats := agentrl.BehaviorStats(trajs)
-		history = append(history, agentrl.StepStats{Step: step, Stats: stats})
-		prog.Done(step, fmt.Sprintf("pass %.2f", stats.PassRate))
-	}
-	return &agentrl.Run{Policy: policy, Critic: critic, History: history}, nil
+		return MaskedWhiten(adv, mask), nil
+	}, nil
 }
 
-// creditRun trains (or loads) one arm: "outcome (GRPO)", "token GAE" or "turn GAE".
+// creditRun trains (or loads) one arm: "outcome (GRPO)", "token GAE" or "turn GAE". The critic arms are GRPO's
+// loop (ch.Run, the chapter's 40 steps of TrainedRun) with the warmed-up critic and CreditAdvantages in place of
+// the group advantage.
 func creditRun(name string) *agentrl.Run {
 	switch name {
 	case "token GAE", "turn GAE":
 		scheme := map[string]string{"token GAE": "token", "turn GAE": "turn"}[name]
-		key := agentrl.Key("12.2/train_credit", baseID(), costCfg, scheme, must(agentrl.CodeHash("creditRun")))
-		return must(agentrl.Cached(store, key, agentrl.RunCodec(), func() (*agentrl.Run, error) {
-			return TrainCredit(rlBase(), warmedCritic(), trainTasks, tok, costCfg, scheme, 40, 0.95)
-		}))
+		return must(ch.Run(costCfg, agentrl.WithCritic(warmedCritic()),
+			agentrl.WithAdvantages(must(CreditAdvantages(scheme, 0.95)), scheme, 0.95)))
 	}
-	return must(agentrl.TrainedRun(store, rlBase(), tok, trainTasks, costCfg, 40, "", nil))
+	return must(ch.Run(costCfg))
 }
 
 // explainedVariance scores critic on policy's held-out episodes (16 per task, seed 7): its values against the
@@ -191,7 +169,42 @@ func explainedVariance(policy *gomlxmodel.Model, critic *gomlxmodel.Critic) floa
 	return agentrl.ExplainedVariance(must(agentrl.CriticValues(critic, batch)), returns, mask)
 }
 
-func main() {
+func cell2() {
+	fmt.Printf("vocabulary %d tokens | %d training tasks, %d held-out | TinyAgent with %d parameters\n",
+		tok.VocabSize(), len(trainTasks), len(heldoutTasks), rlBase().NumParams())
+}
+
+func cell4() {
+	fmt.Printf("critic with %d parameters warmed up\n", warmedCritic().NumParams())
+}
+
+func cell6() {
+	for _, name := range []string{"outcome (GRPO)", "token GAE", "turn GAE"} {
+		run := creditRun(name)
+		s := heldOut(run.Policy, costCfg)
+		late := func(f func(agentrl.Stats) float64) float64 {
+			total := 0.0
+			for _, h := range run.History[30:] {
+				total += f(h.Stats)
+			}
+			return total / 10
+		}
+		fmt.Printf("%-15s train pass, steps 30-39 %.2f | tests %.2f | held-out: pass %.3f | reads %.2f | tests %.2f | edits %.2f | turns %.2f\n",
+			name, late(func(s agentrl.Stats) float64 { return s.PassRate }), late(func(s agentrl.Stats) float64 { return s.Tests }),
+			s.PassRate, s.Reads, s.Tests, s.Edits, s.Turns)
+	}
+}
+
+func cell7() {
+	token, turn := creditRun("token GAE"), creditRun("turn GAE")
+	ch12.Check(ch.Printed("12.2/explained variance", func(w io.Writer) error { // stored, keyed by this code and the policies
+		_, err := fmt.Fprintf(w, "critic explained variance on held-out episodes: warmed-up %.3f | token GAE %.3f | turn GAE %.3f\n",
+			explainedVariance(rlBase(), warmedCritic()), explainedVariance(token.Policy, token.Critic), explainedVariance(turn.Policy, turn.Critic))
+		return err
+	}, token.Policy, turn.Policy))
+}
+
+func cell8() {
 	run := creditRun("turn GAE")
 	trajs := must(agentrl.SampleGroups(run.Policy, nil, heldoutTasks, tok, costCfg, agentrl.NewRNG(7)))
 	// The first successful episode that reads, edits, tests and submits; failing that, the first that reads and passes.
@@ -234,5 +247,10 @@ func main() {
 		fmt.Printf("call %d %-22s r %+.3f | V %+.3f | δ %+.3f | A %+.3f | token-GAE spread inside the call %.3f\n",
 			k, names[k], c.Reward, c.Value, c.TD, c.Advantage, hi-lo)
 	}
-	gonbui.DisplaySVG(chart.Bars("Figure 12.1: turn-level credit on one successful held-out episode (turn-GAE policy)", names, series))
+	fig := chart.Bars("Figure 12.1: turn-level credit on one successful held-out episode (turn-GAE policy)", names, series)
+	if err := nbdisplay.Display(fig); err != nil {
+		panic(err)
+	}
 }
+
+func main() {}
