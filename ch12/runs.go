@@ -53,19 +53,11 @@ func (c *Chapter) Critic(cfg agentrl.RLConfig, warm WarmFunc) (*gomlxmodel.Criti
 	if warm == nil {
 		return nil, fmt.Errorf("ch12: Critic: warm is nil: pass the warm-up (agentrl.WarmCritic)")
 	}
-	base, err := c.Base()
+	base, parts, err := c.fromBase(warm)
 	if err != nil {
 		return nil, err
 	}
-	id, err := agentrl.Fingerprint(base)
-	if err != nil {
-		return nil, err
-	}
-	code, err := agentrl.FuncCode(warm)
-	if err != nil {
-		return nil, err
-	}
-	key := agentrl.Key("12.2/critic", id, c.Train, c.Tok.Itos, cfg, code)
+	key := agentrl.Key("12.2/critic", append([]any{c.Train, c.Tok.Itos, cfg}, parts...)...)
 	return agentrl.Cached(c.Store, key, agentrl.CriticCodec(), func() (*gomlxmodel.Critic, error) {
 		return warm(base, c.Train, c.Tok, cfg)
 	})
@@ -88,23 +80,11 @@ func ContextRun[V ContextView](c *Chapter, view string, viewOf V,
 	if viewOf == nil || step == nil {
 		return nil, fmt.Errorf("ch12: ContextRun(%q): pass a context policy (agentrl.KeepObs) and its step (agentrl.ContextStep)", view)
 	}
-	base, err := c.Base()
+	base, parts, err := c.fromBase(viewOf, step)
 	if err != nil {
 		return nil, err
 	}
-	id, err := agentrl.Fingerprint(base)
-	if err != nil {
-		return nil, err
-	}
-	viewCode, err := agentrl.FuncCode(viewOf)
-	if err != nil {
-		return nil, err
-	}
-	stepCode, err := agentrl.FuncCode(step)
-	if err != nil {
-		return nil, err
-	}
-	key := agentrl.Key("12.4/train_context", id, c.Train, c.Tok.Itos, cfg, Steps, view, viewCode, stepCode)
+	key := agentrl.Key("12.4/train_context", append([]any{c.Train, c.Tok.Itos, cfg, Steps, view}, parts...)...)
 	return agentrl.ResumableRun(c.Store, key, agentrl.Loop{Name: "train_context", Steps: Steps, Seed: cfg.Seed,
 		Start: func() (*agentrl.Run, error) {
 			policy, err := base.Clone()
@@ -119,4 +99,26 @@ func ContextRun[V ContextView](c *Chapter, view string, viewOf V,
 			return err
 		},
 	})
+}
+
+// fromBase returns the base agent and the parts of the key of a result computed from it by the functions fns: the
+// base agent's fingerprint and the code of each function (agentrl.FuncCode).
+func (c *Chapter) fromBase(fns ...any) (*gomlxmodel.Model, []any, error) {
+	base, err := c.Base()
+	if err != nil {
+		return nil, nil, err
+	}
+	id, err := agentrl.Fingerprint(base)
+	if err != nil {
+		return nil, nil, err
+	}
+	parts := []any{id}
+	for _, f := range fns {
+		code, err := agentrl.FuncCode(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		parts = append(parts, code)
+	}
+	return base, parts, nil
 }

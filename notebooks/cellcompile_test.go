@@ -20,6 +20,24 @@ import (
 // standard imports added by goimports), and type-checks it with `go vet`. A library change that breaks a cell is
 // found here in seconds, without Jupyter. It needs goimports (go run ./kernelsetup installs it).
 func TestCellsCompile(t *testing.T) {
+	for _, p := range cellPrograms(t) {
+		cmd := exec.Command("go", "vet", "-unusedresult=false", p.file)
+		cmd.Dir = ".." // the repository's module
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: its cells do not compile together:\n%s", p.notebook, out)
+		}
+	}
+}
+
+// notebookProgram is a chapter notebook's cell program, written to a file.
+type notebookProgram struct {
+	notebook, file string
+}
+
+// cellPrograms writes each chapter notebook's cellProgram, formatted by goimports, to SECTION/main.go in a temporary
+// folder. Without goimports it skips the test (fails it under CI).
+func cellPrograms(t *testing.T) []notebookProgram {
+	t.Helper()
 	goimports := findGoimports()
 	if goimports == "" {
 		if os.Getenv("CI") == "true" {
@@ -32,6 +50,7 @@ func TestCellsCompile(t *testing.T) {
 		t.Fatalf("no chapter notebook (%v)", err)
 	}
 	dir := t.TempDir()
+	var progs []notebookProgram
 	for _, path := range paths {
 		nb, err := Load(path)
 		if err != nil {
@@ -43,10 +62,9 @@ func TestCellsCompile(t *testing.T) {
 		}
 		prog, err := cellProgram(sources)
 		if err != nil {
-			t.Errorf("%s: %v", path, err)
-			continue
+			t.Fatalf("%s: %v", path, err)
 		}
-		file := filepath.Join(dir, strings.TrimSuffix(filepath.Base(path), ".ipynb"), "main.go")
+		file := filepath.Join(dir, Section(path), "main.go")
 		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -54,15 +72,11 @@ func TestCellsCompile(t *testing.T) {
 			t.Fatal(err)
 		}
 		if out, err := exec.Command(goimports, "-w", file).CombinedOutput(); err != nil {
-			t.Errorf("%s: goimports: %v\n%s", path, err, out)
-			continue
+			t.Fatalf("%s: goimports: %v\n%s", path, err, out)
 		}
-		cmd := exec.Command("go", "vet", "-unusedresult=false", file)
-		cmd.Dir = ".." // the repository's module
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("%s: its cells do not compile together:\n%s", path, out)
-		}
+		progs = append(progs, notebookProgram{path, file})
 	}
+	return progs
 }
 
 // findGoimports returns the path of goimports on PATH or in Go's bin directory, or "".
@@ -153,44 +167,12 @@ func cellProgram(cells []string) (string, error) {
 // cellProgram, formatted by goimports, which agentrl's tests read to check which edits of a notebook's code change
 // the keys of its stored results. With -update it writes them.
 func TestCellPrograms(t *testing.T) {
-	goimports := findGoimports()
-	if goimports == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("goimports is not installed: run go run ./kernelsetup")
-		}
-		t.Skip("goimports is not installed (go run ./kernelsetup installs it)")
-	}
-	paths, err := Chapter(".")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no chapter notebook (%v)", err)
-	}
-	dir := t.TempDir()
-	for _, path := range paths {
-		nb, err := Load(path)
+	for _, p := range cellPrograms(t) {
+		got, err := os.ReadFile(p.file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var sources []string
-		for _, c := range nb.CodeCells() {
-			sources = append(sources, string(c.Source))
-		}
-		prog, err := cellProgram(sources)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		name := Section(filepath.Base(path)) + ".go"
-		file := filepath.Join(dir, name)
-		if err := os.WriteFile(file, []byte(prog), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if out, err := exec.Command(goimports, "-w", file).CombinedOutput(); err != nil {
-			t.Fatalf("%s: goimports: %v\n%s", path, err, out)
-		}
-		got, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		golden := filepath.Join("..", "testdata", "cells", name)
+		golden := filepath.Join("..", "testdata", "cells", Section(p.notebook)+".go")
 		if *update {
 			if err := os.WriteFile(golden, got, 0o644); err != nil {
 				t.Fatal(err)
@@ -200,7 +182,7 @@ func TestCellPrograms(t *testing.T) {
 		want, err := os.ReadFile(golden)
 		if err != nil || !bytes.Equal(got, want) {
 			t.Errorf("%s is not %s's cell program (go test ./notebooks -run TestCellPrograms -update writes it): %v\n%s",
-				golden, path, err, Diff(string(want), string(got), 2, 40))
+				golden, p.notebook, err, Diff(string(want), string(got), 2, 40))
 		}
 	}
 }
