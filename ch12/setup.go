@@ -2,6 +2,7 @@ package ch12
 
 import (
 	"encoding/gob"
+	"errors"
 	"io"
 	"sync"
 
@@ -33,8 +34,17 @@ func Setup() (*Chapter, error) { return SetupWith(agentrl.DefaultBaseConfig()) }
 // SetupWith is Setup with base as the recipe of the RL base agent (another draw, other demonstrations), which Base
 // then makes or loads; every run of the chapter starts from it.
 func SetupWith(base agentrl.BaseConfig) (*Chapter, error) {
-	if err := base.Validate(); err != nil {
+	store, err := agentrl.DefaultStore()
+	if err != nil {
 		return nil, err
+	}
+	return SetupIn(store, base)
+}
+
+// SetupIn is SetupWith on store instead of the default result store (a command's temporary store, for one).
+func SetupIn(store *agentrl.Store, base agentrl.BaseConfig) (*Chapter, error) {
+	if store == nil {
+		return nil, errors.New("ch12: SetupIn: the store is nil: open one with agentrl.OpenStore")
 	}
 	all, err := agentrl.MakeTasks(agentrl.SplitAll)
 	if err != nil {
@@ -48,16 +58,22 @@ func SetupWith(base agentrl.BaseConfig) (*Chapter, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := agentrl.DefaultStore()
-	if err != nil {
-		return nil, err
-	}
 	installStatus(store)
 	c := &Chapter{Tok: agentrl.BuildTokenizer(all), Train: train, HeldOutTasks: heldOut, Store: store}
-	c.base = sync.OnceValues(func() (*gomlxmodel.Model, error) {
-		return agentrl.BaseFrom(c.Store, c.Tok, base)
+	return c.WithBase(base)
+}
+
+// WithBase returns the chapter with base as the recipe of its RL base agent: the same tokenizer, tasks and store,
+// and runs that start from that agent, made or loaded on the first call of Base.
+func (c *Chapter) WithBase(base agentrl.BaseConfig) (*Chapter, error) {
+	if err := base.Validate(); err != nil {
+		return nil, err
+	}
+	with := &Chapter{Tok: c.Tok, Train: c.Train, HeldOutTasks: c.HeldOutTasks, Store: c.Store}
+	with.base = sync.OnceValues(func() (*gomlxmodel.Model, error) {
+		return agentrl.BaseFrom(with.Store, with.Tok, base)
 	})
-	return c, nil
+	return with, nil
 }
 
 // Base is the RL base agent (arl.make_rl_base), trained with agentrl.DefaultBaseConfig (SetupWith's recipe) on the

@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/ch12"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 	"github.com/agentrl-go/agentrl/internal/recipe"
 )
@@ -97,43 +98,43 @@ Flags:
 	}
 }
 
-// lab is what every part of the command reads: the result store, the tokenizer and the task splits.
+// lab is what every part of the command reads: the chapter (its store, tokenizer and task splits).
 type lab struct {
-	store          *agentrl.Store
-	tok            *agentrl.Tokenizer
-	train, heldout []agentrl.Task
+	ch *ch12.Chapter
 }
 
-// openLab opens the default result store, or a temporary one (fresh) that cleanup removes, and makes the tasks and
-// the tokenizer.
+// openLab opens the chapter on the default result store, or on a temporary one (fresh) that cleanup removes.
 func openLab(fresh bool) (l lab, cleanup func(), err error) {
 	cleanup = func() {}
+	var store *agentrl.Store
 	if fresh {
 		dir, err := os.MkdirTemp("", "agentrl-calibrate-")
 		if err != nil {
 			return l, nil, err
 		}
 		cleanup = func() { os.RemoveAll(dir) }
-		l.store, err = agentrl.OpenStore(dir)
-	} else {
-		l.store, err = agentrl.DefaultStore()
+		if store, err = agentrl.OpenStore(dir); err != nil {
+			cleanup()
+			return l, nil, err
+		}
+	} else if store, err = agentrl.DefaultStore(); err != nil {
+		return l, nil, err
 	}
-	if err == nil {
-		var all []agentrl.Task
-		all, err = agentrl.MakeTasks(agentrl.SplitAll)
-		l.tok = agentrl.BuildTokenizer(all)
-	}
-	if err == nil {
-		l.train, err = agentrl.MakeTasks(agentrl.SplitTrain)
-	}
-	if err == nil {
-		l.heldout, err = agentrl.MakeTasks(agentrl.SplitHeldout)
-	}
-	if err != nil {
+	if l.ch, err = ch12.SetupIn(store, agentrl.DefaultBaseConfig()); err != nil {
 		cleanup()
 		return lab{}, nil, err
 	}
 	return l, cleanup, nil
+}
+
+// candidate is the chapter with base as the recipe of its base agent, and that agent, made or loaded.
+func (l lab) candidate(base agentrl.BaseConfig) (*ch12.Chapter, *gomlxmodel.Model, error) {
+	ch, err := l.ch.WithBase(base)
+	if err != nil {
+		return nil, nil, err
+	}
+	agent, err := ch.Base()
+	return ch, agent, err
 }
 
 // runSearch scores the candidates of file at step 0 (search.go), or with rlRuns by their runs (search_rl.go).
@@ -180,13 +181,12 @@ func run(fresh bool, baseCfg agentrl.BaseConfig, cfg agentrl.RLConfig) error {
 		return err
 	}
 	defer cleanup()
-	store, tok, train, heldout := l.store, l.tok, l.train, l.heldout
-
 	start := time.Now()
-	base, err := agentrl.BaseFrom(store, tok, baseCfg)
+	ch, base, err := l.candidate(baseCfg)
 	if err != nil {
 		return err
 	}
+	tok, train := ch.Tok, ch.Train
 	fmt.Printf("base agent: %d parameters, ready in %.1fs; %s\n", base.NumParams(), time.Since(start).Seconds(), compiled())
 
 	step0, _, err := agentrl.SampleStep(base, nil, train, tok, cfg, agentrl.NewRNG(cfg.Seed))
@@ -205,13 +205,13 @@ func run(fresh bool, baseCfg agentrl.BaseConfig, cfg agentrl.RLConfig) error {
 		cfg  agentrl.RLConfig
 	}{{"default", cfg}, {"penalty 0.3", withPenalty(cfg, 0.3)}, {"never-submit", withWrongSubmit(cfg, -1)}} {
 		start := time.Now()
-		r, err := agentrl.TrainedRun(store, base, tok, train, arm.cfg, 40, "", nil)
+		r, err := ch.Run(arm.cfg)
 		if err != nil {
 			return err
 		}
 		trained := time.Since(start)
 		start = time.Now()
-		s, err := agentrl.Evaluate(r.Policy, heldout, tok, 16, agentrl.NewRNG(7), arm.cfg, nil)
+		s, err := ch.HeldOut(r.Policy, arm.cfg)
 		if err != nil {
 			return err
 		}

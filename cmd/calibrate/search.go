@@ -27,13 +27,13 @@ type step0Row struct {
 
 // scoreStep0 makes (or loads) the candidate's base agent and prints its step-0 lines as the notebooks do.
 func scoreStep0(l lab, c recipe.Candidate) (step0Row, error) {
-	store, tok, train := l.store, l.tok, l.train
 	row := step0Row{lines: map[string][]string{}}
 	start := time.Now()
-	base, err := agentrl.BaseFrom(store, tok, c.Base)
+	ch, base, err := l.candidate(c.Base)
 	if err != nil {
 		return row, err
 	}
+	tok, train := ch.Tok, ch.Train
 	row.trainSec = time.Since(start).Seconds()
 	cfg := c.RL
 	owners, err := ownerLines(base, tok, train, cfg)

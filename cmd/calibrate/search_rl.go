@@ -35,10 +35,9 @@ var rlBands = []rlBand{
 // never-submit run's stall (C34), the malformed-call ratio (C27), the 0.3 cost's collapse (C14, C32) and the 3-turn
 // arm's regime (C15).
 func rlStage(l lab, cands []recipe.Candidate) error {
-	store, tok, train, heldout := l.store, l.tok, l.train, l.heldout
 	for i, c := range cands {
 		fmt.Fprintf(os.Stderr, "RL stage, candidate %d of %d: %s (%s)\n", i+1, len(cands), c.Name, c.Settings)
-		base, err := agentrl.BaseFrom(store, tok, c.Base)
+		ch, _, err := l.candidate(c.Base)
 		if err != nil {
 			return err
 		}
@@ -50,10 +49,10 @@ func rlStage(l lab, cands []recipe.Candidate) error {
 		var runs [5]*agentrl.Run
 		var held [5]agentrl.Stats
 		for k, cfg := range []agentrl.RLConfig{c.RL, cheap, never, dear, short} {
-			if runs[k], err = agentrl.TrainedRun(store, base, tok, train, cfg, 40, "", nil); err != nil {
+			if runs[k], err = ch.Run(cfg); err != nil {
 				return fmt.Errorf("candidate %s: %w", c.Name, err)
 			}
-			if held[k], err = agentrl.Evaluate(runs[k].Policy, heldout, tok, 16, agentrl.NewRNG(7), cfg, nil); err != nil {
+			if held[k], err = ch.HeldOut(runs[k].Policy, cfg); err != nil {
 				return fmt.Errorf("candidate %s: %w", c.Name, err)
 			}
 		}
