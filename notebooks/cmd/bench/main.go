@@ -1,7 +1,8 @@
 // Command bench measures what a reader of the chapter waits for, in one run on this machine: the chapter executed
-// from an empty result store (cold) and again with every result stored (warm), per notebook; the share of a default
-// 40-step GRPO run that goes to compiling graphs, with the compiled-graph cache off and on; and, where PyTorch is
-// installed, a GRPO step against PyTorch on the XLA and the pure-Go backends (internal/pytorchref/grpo_compare.sh).
+// from an empty result store (cold) and again with every result stored (warm), per notebook, and where the cold
+// chapter's time went (its stored results computed, by kind); the share of a default 40-step GRPO run that goes to
+// compiling graphs, with the compiled-graph cache off and on; and, where PyTorch is installed, a GRPO step against
+// PyTorch on the XLA and the pure-Go backends (internal/pytorchref/grpo_compare.sh).
 // The notebooks execute into a temporary folder with a temporary result store: the committed notebooks and the
 // user's store are not touched.
 //
@@ -111,6 +112,15 @@ func run(ctx context.Context, sections string, torch bool) error {
 		fmt.Printf("%-42s | %7.1fs | %7.1fs\n", filepath.Base(p), times[i][0].Seconds(), times[i][1].Seconds())
 	}
 	fmt.Printf("%-42s | %7.1fs | %7.1fs\n", "chapter", totals[0].Seconds(), totals[1].Seconds())
+	var cold []string
+	for _, p := range paths {
+		cold = append(cold, filepath.Join(dir, "cold-"+filepath.Base(p)))
+	}
+	kinds, err := coldProfile(cold)
+	if err != nil {
+		return err
+	}
+	printProfile(os.Stdout, kinds, totals[0])
 	for _, cache := range []string{"off", "on"} {
 		if err := shareOf(ctx, cache); err != nil {
 			return err

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentrl-go/agentrl/notebooks"
+)
+
+// resultKind is what the cold chapter spent computing one kind of stored result: the key's name (the text before
+// its first "-": rl_base, train_rl, held_out, …), how many it computed and their total time.
+type resultKind struct {
+	name  string
+	count int
+	total time.Duration
+}
+
+// coldProfile reads the "cache: computed KEY in DURATION" notices that the executed notebooks' status blocks end
+// with and totals them by the key's name, largest total first. Time a notebook spends outside stored results
+// (building and starting cell programs, unstored probes) is not in it.
+func coldProfile(paths []string) ([]resultKind, error) {
+	kinds := map[string]*resultKind{}
+	for _, p := range paths {
+		nb, err := notebooks.Load(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range nb.CodeCells() {
+			for _, o := range c.Outputs {
+				for _, line := range strings.Split(outputText(o), "\n") {
+					rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cache: computed ")
+					key, took, found := strings.Cut(rest, " in ")
+					if !ok || !found {
+						continue
+					}
+					d, err := time.ParseDuration(strings.Fields(took)[0])
+					if err != nil {
+						continue // "in 12s but could not store it" parses; anything else is not a timing
+					}
+					name, _, _ := strings.Cut(key, "-")
+					if kinds[name] == nil {
+						kinds[name] = &resultKind{name: name}
+					}
+					kinds[name].count++
+					kinds[name].total += d
+				}
+			}
+		}
+	}
+	out := make([]resultKind, 0, len(kinds))
+	for _, k := range kinds {
+		out = append(out, *k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].total > out[j].total })
+	return out, nil
+}
+
+// outputText is an output's plain text: a stream's text, or a display's text/plain.
+func outputText(o notebooks.Output) string {
+	if o.Type == "stream" {
+		return string(o.Text)
+	}
+	raw, ok := o.Data["text/plain"]
+	if !ok {
+		return ""
+	}
+	var t notebooks.Text
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return ""
+	}
+	return string(t)
+}
+
+// printProfile prints coldProfile's table and the share of the cold chapter (total) it accounts for.
+func printProfile(w io.Writer, kinds []resultKind, total time.Duration) {
+	var sum time.Duration
+	for _, k := range kinds {
+		sum += k.total
+	}
+	fmt.Fprintf(w, "cold chapter, time computing stored results by kind (%.0f%% of %.0fs):\n", 100*sum.Seconds()/total.Seconds(), total.Seconds())
+	for _, k := range kinds {
+		fmt.Fprintf(w, "  %-28s %4d computed | %6.0fs | %5.1fs each\n", k.name, k.count, k.total.Seconds(),
+			k.total.Seconds()/float64(k.count))
+	}
+}
