@@ -389,7 +389,7 @@ func trainBase(tasks []Task, tok *Tokenizer, c BaseConfig, o *baseOptions, res *
 		return nil, fmt.Errorf("base agent: %w", err)
 	}
 	rng := rand.New(src)
-	loss := gomlxmodel.LossConfig{Kind: "reinforce", Aggregation: TokenMean, LR: c.LR, MaxGradNorm: 1}
+	loss := gomlxmodel.LossConfig{Kind: gomlxmodel.LossReinforce, Aggregation: TokenMean, LR: c.LR, MaxGradNorm: 1}
 	prog := res.progress("base agent", c.Steps).resumeAt(first)
 	for step := first; step < c.Steps; step++ {
 		idx := make([]int, c.BatchSize)

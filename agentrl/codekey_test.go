@@ -63,7 +63,7 @@ func TestCellCodeKeys(t *testing.T) {
 		}{
 			{"the environment's condition", "e.NInvalid < e.MaxInvalid", "e.NInvalid <= e.MaxInvalid", true},
 			{"the environment's stop", "info.Stop = agentrl.StopInvalid", "info.Stop = agentrl.StopMaxTurns", true},
-			{"the factory's observations", "env.Obs = cfg.Obs", "env.Obs = agentrl.ObsTerse", true},
+			{"the factory's environment", "env, err := agentrl.MakeEnv(cfg)", "env, err := agentrl.MakeEnv(agentrl.DefaultRLConfig())", true},
 			{"a doc comment", "// Step delegates, then ends", "// Step hands over, then ends", false},
 			{"a comment in a body", "\te.Done = true\n", "\t// the episode ends here\n\te.Done = true\n", false},
 			{"a trailing comment", "e.Done = true\n", "e.Done = true // ends it\n", false},

@@ -4,14 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
 // Loss aggregation modes of RLConfig.LossMode (the book's loss_mode).
 const (
 	// TokenMean averages the per-token loss over every policy token of the batch.
-	TokenMean = "token_mean"
+	TokenMean = gomlxmodel.TokenMean
 	// SeqMeanTokenMean averages over each sequence's policy tokens, then over sequences.
-	SeqMeanTokenMean = "seq_mean_token_mean"
+	SeqMeanTokenMean = gomlxmodel.SeqMeanTokenMean
 )
 
 // RewardSpec names a reward function: a kind ("hidden": the hidden-test verdict) and its shaping terms.
@@ -34,19 +36,19 @@ func (s RewardSpec) Func() (RewardFunc, error) {
 // RLConfig is arl.RLConfig: the environment, sampling and update settings of one RL run.
 // Start from DefaultRLConfig and change fields; Validate reports what is wrong.
 type RLConfig struct {
-	MaxTurns       int        // turn budget of an episode (book default 6)
-	MaxEdits       int        // edits the env applies per episode (1)
-	Reward         RewardSpec // reward function (hidden-test verdict)
-	PromptsPerStep int        // tasks per training step (8)
-	GroupSize      int        // episodes per task, the GRPO group (8)
-	Temperature    float64    // sampling temperature (1)
-	LossMode       string     // TokenMean or SeqMeanTokenMean
-	Seed           uint64     // seed of the run's generator (0)
-	LR             float64    // Adam learning rate of the policy
-	ClipEps        float64    // PPO clip range
-	Epochs         int        // passes over each batch
-	Minibatches    int        // minibatches per pass
-	MaxGradNorm    float64    // global gradient-norm clip (0: none)
+	MaxTurns       int                    // turn budget of an episode (book default 6)
+	MaxEdits       int                    // edits the env applies per episode (1)
+	Reward         RewardSpec             // reward function (hidden-test verdict)
+	PromptsPerStep int                    // tasks per training step (8)
+	GroupSize      int                    // episodes per task, the GRPO group (8)
+	Temperature    float64                // sampling temperature (1)
+	LossMode       gomlxmodel.Aggregation // TokenMean or SeqMeanTokenMean
+	Seed           uint64                 // seed of the run's generator (0)
+	LR             float64                // Adam learning rate of the policy
+	ClipEps        float64                // PPO clip range
+	Epochs         int                    // passes over each batch
+	Minibatches    int                    // minibatches per pass
+	MaxGradNorm    float64                // global gradient-norm clip (0: none)
 	// KLCoef (β; ours, 0 by default, as the book's loop shows no KL term) adds β·KL(policy ‖ anchor) per policy
 	// token to the loss: the published GRPO's pull towards the policy a run started from (DeepSeekMath: β 0.04).
 	// RLUpdate applies it, so every RL loop does; see gomlxmodel.Model.Anchor for the anchor.

@@ -46,7 +46,9 @@ func WarmCritic(base *gomlxmodel.Model, tasks []Task, tok *Tokenizer, cfg RLConf
 // CreditAdvantages is train_credit's step as TrainedRun's advantage seam (with WithCritic): token-level ("token")
 // or turn-level ("turn") GAE advantages from the run's critic, on per-call rewards (the step penalty on every
 // call, the verdict on the last), whitened over the batch's policy tokens; the critic then takes one regression
-// step (lr 1e-3) on the batch's returns-to-go, which the policy's update does not read.
+// step (lr 1e-3) on the batch's returns-to-go, which the policy's update does not read. A run whose reward has
+// terms beyond the step penalty (FreeCalls, WrongSubmit, InvalidPenalty, Unsubmitted) is refused at its first
+// step: per-call rewards do not hold them.
 func CreditAdvantages(scheme string, lambda float64) (AdvantageFunc, error) {
 	if scheme != "token" && scheme != "turn" {
 		return nil, fmt.Errorf("credit advantages: scheme %q, want \"token\" or \"turn\"", scheme)
@@ -57,6 +59,10 @@ func CreditAdvantages(scheme string, lambda float64) (AdvantageFunc, error) {
 	return func(s StepBatch) ([][]float32, error) {
 		if s.Critic == nil {
 			return nil, fmt.Errorf("credit advantages: the run has no critic: pass WithCritic(WarmCritic(...))")
+		}
+		if r := s.Cfg.Reward; r.FreeCalls != 0 || r.WrongSubmit != 0 || r.InvalidPenalty != 0 || r.Unsubmitted != 0 {
+			return nil, fmt.Errorf("credit advantages: per-call rewards hold the step penalty and the verdict only, "+
+				"not this reward's other terms (%+v)", r)
 		}
 		mask, rewards := s.Batch.Mask(), PerCallRewards(s.Trajs, s.Batch.Mask(), s.Cfg.Reward.StepPenalty)
 		values, err := CriticValues(s.Critic, s.Batch) // [B][T-1]

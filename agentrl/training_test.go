@@ -750,6 +750,8 @@ func TestTrainCredit(t *testing.T) {
 	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns, cfg.Reward.StepPenalty = 2, 4, 3, 0.05
 	bad := cfg
 	bad.GroupSize = 0
+	wrongSubmit := cfg
+	wrongSubmit.Reward.WrongSubmit = -1
 	for _, tc := range []struct {
 		name   string
 		tasks  []Task
@@ -762,6 +764,7 @@ func TestTrainCredit(t *testing.T) {
 		{"invalid config", train, bad, "turn", 0.95},
 		{"lambda above 1", train, cfg, "token", 1.5},
 		{"NaN lambda", train, cfg, "turn", math.NaN()},
+		{"a reward term per-call rewards do not hold", train, wrongSubmit, "token", 0.95},
 	} {
 		if _, err := creditRun(t, base, critic, tc.tasks, tok, tc.cfg, tc.scheme, 2, tc.lambda); err == nil {
 			t.Errorf("%s: no error", tc.name)

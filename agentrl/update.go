@@ -21,7 +21,7 @@ func RLUpdate(policy *gomlxmodel.Model, batch Batch, adv [][]float32, cfg RLConf
 	if len(adv) != batch.B {
 		return gomlxmodel.UpdateStats{}, fmt.Errorf("rl update: %d advantage rows for a batch of %d", len(adv), batch.B)
 	}
-	loss := gomlxmodel.LossConfig{Kind: "ppo", ClipEps: cfg.ClipEps, Aggregation: cfg.LossMode, LR: cfg.LR, MaxGradNorm: cfg.MaxGradNorm}
+	loss := gomlxmodel.LossConfig{Kind: gomlxmodel.LossPPO, ClipEps: cfg.ClipEps, Aggregation: cfg.LossMode, LR: cfg.LR, MaxGradNorm: cfg.MaxGradNorm}
 	flatAdv := Flatten(adv)
 	if cfg.KLCoef != 0 {
 		ref, err := policy.Anchor()

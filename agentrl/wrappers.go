@@ -21,16 +21,11 @@ func EarlyStopFactory(cfg RLConfig, maxInvalid int) EnvFactory {
 		if maxInvalid < 1 {
 			return nil, fmt.Errorf("early stop env: max invalid %d < 1", maxInvalid)
 		}
-		reward, err := cfg.Reward.Func()
+		env, err := MakeEnv(cfg)
 		if err != nil {
 			return nil, err
 		}
-		env, err := NewEditBudgetEnv(cfg.MaxTurns, reward, cfg.MaxEdits)
-		if err != nil {
-			return nil, err
-		}
-		env.Obs = cfg.Obs
-		return &EarlyStopEnv{EditBudgetEnv: env, MaxInvalid: maxInvalid}, nil
+		return &EarlyStopEnv{EditBudgetEnv: env.(*EditBudgetEnv), MaxInvalid: maxInvalid}, nil
 	}
 }
 

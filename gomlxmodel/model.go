@@ -236,15 +236,25 @@ const (
 	LossReinforce LossKind = "reinforce"
 )
 
+// Aggregation names how Update averages the per-token loss. Its values are the book's names ("token_mean",
+// "seq_mean_token_mean"): an Aggregation prints and JSON-encodes as the plain string.
+type Aggregation string
+
+const (
+	// TokenMean averages over every masked token of the batch (sum over masked tokens / their number).
+	TokenMean Aggregation = "token_mean"
+	// SeqMeanTokenMean averages each row's masked tokens, then the B rows.
+	SeqMeanTokenMean Aggregation = "seq_mean_token_mean"
+)
+
 // LossConfig selects the policy loss of Update.
 //
-// Kind is LossPPO or LossReinforce. Aggregation is "token_mean" (sum over masked tokens / number of
-// masked tokens of the batch) or "seq_mean_token_mean" (each row's masked token mean, averaged over the
-// B rows). LR is Adam's learning rate; MaxGradNorm > 0 clips the global gradient norm.
+// Kind is LossPPO or LossReinforce, Aggregation TokenMean or SeqMeanTokenMean. LR is Adam's learning rate;
+// MaxGradNorm > 0 clips the global gradient norm.
 type LossConfig struct {
 	Kind        LossKind
 	ClipEps     float64
-	Aggregation string
+	Aggregation Aggregation
 	LR          float64
 	MaxGradNorm float64
 }
@@ -256,11 +266,11 @@ type UpdateStats struct {
 }
 
 // AggregationWeights returns the share of the loss that Update gives each position of mask (one row
-// per sequence, 1 on the positions the loss covers, rows of any length) under aggregation
-// "token_mean" (every covered position alike) or "seq_mean_token_mean" (every sequence alike, and its
-// positions alike within it). The shares sum to 1 when every row covers a position; a row that covers
-// none still counts among the sequences that seq_mean_token_mean averages over.
-func AggregationWeights(mask [][]float32, aggregation string) ([][]float32, error) {
+// per sequence, 1 on the positions the loss covers, rows of any length) under aggregation TokenMean
+// (every covered position alike) or SeqMeanTokenMean (every sequence alike, and its positions alike within
+// it). The shares sum to 1 when every row covers a position; a row that covers none still counts among the
+// sequences that SeqMeanTokenMean averages over.
+func AggregationWeights(mask [][]float32, aggregation Aggregation) ([][]float32, error) {
 	T := 0
 	for _, row := range mask {
 		T = max(T, len(row))
@@ -281,10 +291,10 @@ func AggregationWeights(mask [][]float32, aggregation string) ([][]float32, erro
 }
 
 // aggregationWeights returns each padded token's share of the aggregated loss.
-func aggregationWeights(p padded, mask []float32, aggregation string) ([]float32, error) {
+func aggregationWeights(p padded, mask []float32, aggregation Aggregation) ([]float32, error) {
 	w := make([]float32, len(mask))
 	switch aggregation {
-	case "token_mean":
+	case TokenMean:
 		total := 0.0
 		for _, x := range mask {
 			total += float64(x)
@@ -295,7 +305,7 @@ func aggregationWeights(p padded, mask []float32, aggregation string) ([]float32
 		for i, x := range mask {
 			w[i] = float32(float64(x) / total)
 		}
-	case "seq_mean_token_mean":
+	case SeqMeanTokenMean:
 		for b := range p.B {
 			row := mask[b*p.Tp : (b+1)*p.Tp]
 			count := 0.0
@@ -310,7 +320,7 @@ func aggregationWeights(p padded, mask []float32, aggregation string) ([]float32
 			}
 		}
 	default:
-		return nil, fmt.Errorf("gomlxmodel: unknown loss aggregation %q (want token_mean or seq_mean_token_mean)", aggregation)
+		return nil, fmt.Errorf("gomlxmodel: unknown loss aggregation %q (want %q or %q)", aggregation, TokenMean, SeqMeanTokenMean)
 	}
 	return w, nil
 }

@@ -152,7 +152,7 @@ func lossConfigs(lr float64) []LossConfig {
 func TestUpdateReducesLoss(t *testing.T) {
 	cfg := tinyConfig()
 	for _, lc := range lossConfigs(3e-3) {
-		t.Run(string(lc.Kind)+"/"+lc.Aggregation, func(t *testing.T) {
+		t.Run(string(lc.Kind)+"/"+string(lc.Aggregation), func(t *testing.T) {
 			m := mustNew(t, cfg, 5)
 			b := makeBatch(rand.New(rand.NewPCG(5, 6)), cfg, 5, 11)
 			var first, last UpdateStats
@@ -274,7 +274,7 @@ func TestCopyParams(t *testing.T) {
 func TestAggregationWeights(t *testing.T) {
 	mask := [][]float32{{1, 1, 1, 0}, {1}, {0, 0}}
 	tests := []struct {
-		aggregation string
+		aggregation Aggregation
 		want        [][]float32
 	}{
 		{"token_mean", [][]float32{{0.25, 0.25, 0.25, 0}, {0.25}, {0, 0}}},

@@ -107,7 +107,7 @@ func maxAbsDiff(t *testing.T, a, b []float32) float64 {
 func TestPackedUpdateMatchesPadded(t *testing.T) {
 	cfg := tinyConfig()
 	for _, lc := range lossConfigs(3e-2) {
-		t.Run(string(lc.Kind)+"/"+lc.Aggregation, func(t *testing.T) {
+		t.Run(string(lc.Kind)+"/"+string(lc.Aggregation), func(t *testing.T) {
 			b := raggedBatch(rand.New(rand.NewPCG(8, 9)), cfg, 12, 20)
 			var stats [2][]UpdateStats
 			var models [2]*Model

@@ -70,7 +70,7 @@ func TestUpdateGradientFiniteDifferences(t *testing.T) {
 			{Kind: "reinforce", Aggregation: "token_mean", LR: 1e-3},
 			{Kind: "ppo", ClipEps: 0.2, Aggregation: "seq_mean_token_mean", LR: 1e-3},
 		} {
-			t.Run(lay.name+"/"+string(lc.Kind)+"/"+lc.Aggregation, func(t *testing.T) {
+			t.Run(lay.name+"/"+string(lc.Kind)+"/"+string(lc.Aggregation), func(t *testing.T) {
 				b := raggedBatch(rand.New(rand.NewPCG(8, 9)), cfg, 12, 20)
 				withPacking(lay.packed, func() {
 					// update takes one step from base with weight tensor k set to w (k < 0: none) and returns the
@@ -239,7 +239,7 @@ func TestUpdateStatsMatchHost(t *testing.T) {
 	}
 	for _, lay := range layouts {
 		for _, kind := range []LossKind{LossPPO, LossReinforce} {
-			for _, agg := range []string{"token_mean", "seq_mean_token_mean"} {
+			for _, agg := range []Aggregation{TokenMean, SeqMeanTokenMean} {
 				t.Run(fmt.Sprintf("%s/%s/%s", lay.name, kind, agg), func(t *testing.T) {
 					m := mustNew(t, cfg, 3)
 					logp, err := m.SequenceLogProbs(ids, B, T)
@@ -272,7 +272,7 @@ func TestUpdateStatsMatchHost(t *testing.T) {
 						seqSum += rowNum / math.Max(rowDen, 1)
 					}
 					want := UpdateStats{Loss: num / den, ClipFrac: clipped / den, ApproxKL: kl / den}
-					if agg == "seq_mean_token_mean" {
+					if agg == SeqMeanTokenMean {
 						want.Loss = seqSum / B
 					}
 					var got UpdateStats

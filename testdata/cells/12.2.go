@@ -114,7 +114,9 @@ func warmedCritic() *gomlxmodel.Critic { return must(ch.Critic(costCfg, WarmCrit
 // CreditAdvantages is train_credit's step as TrainedRun's advantage seam (with WithCritic): token-level ("token")
 // or turn-level ("turn") GAE advantages from the run's critic, on per-call rewards (the step penalty on every
 // call, the verdict on the last), whitened over the batch's policy tokens; the critic then takes one regression
-// step (lr 1e-3) on the batch's returns-to-go, which the policy's update does not read.
+// step (lr 1e-3) on the batch's returns-to-go, which the policy's update does not read. A run whose reward has
+// terms beyond the step penalty (FreeCalls, WrongSubmit, InvalidPenalty, Unsubmitted) is refused at its first
+// step: per-call rewards do not hold them.
 func CreditAdvantages(scheme string, lambda float64) (agentrl.AdvantageFunc, error) {
 	if scheme != "token" && scheme != "turn" {
 		return nil, fmt.Errorf("credit advantages: scheme %q, want \"token\" or \"turn\"", scheme)
@@ -125,6 +127,10 @@ func CreditAdvantages(scheme string, lambda float64) (agentrl.AdvantageFunc, err
 	return func(s agentrl.StepBatch) ([][]float32, error) {
 		if s.Critic == nil {
 			return nil, fmt.Errorf("credit advantages: the run has no critic: pass WithCritic(WarmCritic(...))")
+		}
+		if r := s.Cfg.Reward; r.FreeCalls != 0 || r.WrongSubmit != 0 || r.InvalidPenalty != 0 || r.Unsubmitted != 0 {
+			return nil, fmt.Errorf("credit advantages: per-call rewards hold the step penalty and the verdict only, "+
+				"not this reward's other terms (%+v)", r)
 		}
 		mask, rewards := s.Batch.Mask(), PerCallRewards(s.Trajs, s.Batch.Mask(), s.Cfg.Reward.StepPenalty)
 		values, err := agentrl.CriticValues(s.Critic, s.Batch) // [B][T-1]

@@ -51,16 +51,11 @@ func EarlyStopFactory(cfg agentrl.RLConfig, maxInvalid int) agentrl.EnvFactory {
 		if maxInvalid < 1 {
 			return nil, fmt.Errorf("early stop env: max invalid %d < 1", maxInvalid)
 		}
-		reward, err := cfg.Reward.Func()
+		env, err := agentrl.MakeEnv(cfg)
 		if err != nil {
 			return nil, err
 		}
-		env, err := agentrl.NewEditBudgetEnv(cfg.MaxTurns, reward, cfg.MaxEdits)
-		if err != nil {
-			return nil, err
-		}
-		env.Obs = cfg.Obs
-		return &EarlyStopEnv{EditBudgetEnv: env, MaxInvalid: maxInvalid}, nil
+		return &EarlyStopEnv{EditBudgetEnv: env.(*agentrl.EditBudgetEnv), MaxInvalid: maxInvalid}, nil
 	}
 }
 

@@ -164,7 +164,7 @@ func cell5() {
 		}
 	}
 	// shareOf is the single-turn episodes' share of the loss under an aggregation: the weights the update gives.
-	shareOf := func(aggregation string) float64 {
+	shareOf := func(aggregation gomlxmodel.Aggregation) float64 {
 		total := 0.0
 		for k, w := range must(gomlxmodel.AggregationWeights(masks, aggregation)) {
 			for _, x := range w {
