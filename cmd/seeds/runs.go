@@ -18,7 +18,8 @@ func (l lab) runSeed(seed uint64) (outcome, error) {
 	if err := l.creditArms(&o, seed); err != nil {
 		return o, err
 	}
-	if err := l.defaultRun(&o, cfg); err != nil {
+	def, err := l.defaultRun(&o, cfg)
+	if err != nil {
 		return o, err
 	}
 	short := cfg
@@ -38,25 +39,26 @@ func (l lab) runSeed(seed uint64) (outcome, error) {
 	if err := l.pricedErrors(&o, cfg); err != nil {
 		return o, err
 	}
-	return o, l.contextArms(&o, cfg)
+	return o, l.contextArms(&o, def.Policy, cfg)
 }
 
-// defaultRun trains (or loads) the default run of cfg's seed and evaluates it as 12.3, 12.5 and 12.6 do.
-func (l lab) defaultRun(o *outcome, cfg agentrl.RLConfig) error {
+// defaultRun trains (or loads) the default run of cfg's seed, evaluates it as 12.3, 12.5 and 12.6 do, and returns
+// it.
+func (l lab) defaultRun(o *outcome, cfg agentrl.RLConfig) (*agentrl.Run, error) {
 	def, err := l.ch.Run(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	o.step0 = def.History[0].Stats
 	o.fig.def = def.History
 	if o.invalidStart, o.invalidEnd, err = malformedPerTurn(def); err != nil {
-		return err
+		return nil, err
 	}
 	if o.defaultHeld, err = l.ch.HeldOut(def.Policy, cfg); err != nil {
-		return err
+		return nil, err
 	}
 	if o.defaultHabits, err = readHabits(def.Policy, l.ch.Tok, l.ch.Train, l.rl.Obs); err != nil {
-		return err
+		return nil, err
 	}
 	var singles []agentrl.Task
 	for _, t := range l.ch.HeldOutTasks {
@@ -70,16 +72,12 @@ func (l lab) defaultRun(o *outcome, cfg agentrl.RLConfig) error {
 		return agentrl.NewMixedTurnEnv(cfg.MaxTurns, reward, cfg.MaxEdits)
 	}
 	o.singleTurn, err = agentrl.Evaluate(def.Policy, singles, l.ch.Tok, ch12.HeldOutEpisodes, agentrl.NewRNG(ch12.HeldOutSeed), cfg, mixed)
-	return err
+	return def, err
 }
 
-// contextArms trains (or loads) 12.4's keep_obs=1 run of cfg's seed and evaluates it, and the default policy, under
-// the views 12.4 compares.
-func (l lab) contextArms(o *outcome, cfg agentrl.RLConfig) error {
-	def, err := l.ch.Run(cfg)
-	if err != nil {
-		return err
-	}
+// contextArms trains (or loads) 12.4's keep_obs=1 run of cfg's seed and evaluates it, and the default policy def,
+// under the views 12.4 compares.
+func (l lab) contextArms(o *outcome, def *gomlxmodel.Model, cfg agentrl.RLConfig) error {
 	masked, err := ch12.ContextRun(l.ch, "keep_obs=1", agentrl.KeepObs(1), agentrl.ContextStep, cfg)
 	if err != nil {
 		return err
@@ -89,7 +87,7 @@ func (l lab) contextArms(o *outcome, cfg agentrl.RLConfig) error {
 		keepObs int
 		into    *agentrl.Stats
 	}{
-		{def.Policy, -1, &o.fullCtx}, {def.Policy, 1, &o.fullMasked},
+		{def, -1, &o.fullCtx}, {def, 1, &o.fullMasked},
 		{masked.Policy, -1, &o.maskedFull}, {masked.Policy, 1, &o.maskedOwn}, {masked.Policy, 0, &o.mask0},
 	} {
 		*e.into, err = agentrl.EvaluateContext(e.policy, l.ch.HeldOutTasks, l.ch.Tok, agentrl.KeepObs(e.keepObs),
