@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -205,5 +207,10 @@ func TestStoreActivity(t *testing.T) {
 	]}`)
 	if computed, loaded := storeActivity(nb); computed != 1 || loaded != 4 {
 		t.Errorf("storeActivity = %d computed, %d loaded; want 1, 4", computed, loaded)
+	}
+	results, _ := StoreActivity(nb)
+	want := []Computed{{"k", 4 * time.Second, true}, {"j", time.Second, false}}
+	if !slices.Equal(results, want) {
+		t.Errorf("StoreActivity computed %v, want %v", results, want)
 	}
 }

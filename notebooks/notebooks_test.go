@@ -3,7 +3,6 @@ package notebooks
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -357,24 +356,12 @@ func (ts timings) write(t *testing.T, file string) {
 	}
 }
 
-// storeActivity counts the results that a notebook's status blocks say were computed and loaded.
+// storeActivity counts the results that a notebook's status blocks say were computed (and stored) and loaded.
 func storeActivity(nb *Notebook) (computed, loaded int) {
-	for _, c := range nb.CodeCells() {
-		for _, o := range c.Outputs {
-			var text Text
-			if raw, ok := o.Data["text/plain"]; !ok || json.Unmarshal(raw, &text) != nil {
-				continue
-			}
-			for _, line := range strings.Split(string(text), "\n") {
-				switch {
-				case strings.HasPrefix(line, "cache: computed ") && !strings.Contains(line, "could not"):
-					computed++
-				case strings.HasPrefix(line, "cache: loaded "):
-					n := 1
-					fmt.Sscanf(line, "cache: loaded %d stored results", &n)
-					loaded += n
-				}
-			}
+	results, loaded := StoreActivity(nb)
+	for _, r := range results {
+		if r.Stored {
+			computed++
 		}
 	}
 	return computed, loaded

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -19,9 +18,9 @@ type resultKind struct {
 	total time.Duration
 }
 
-// coldProfile reads the "cache: computed KEY in DURATION" notices that the executed notebooks' status blocks end
-// with and totals them by the key's name, largest total first. Time a notebook spends outside stored results
-// (building and starting cell programs, unstored probes) is not in it.
+// coldProfile reads the results that the executed notebooks' status blocks say were computed
+// (notebooks.StoreActivity) and totals them by the key's name, largest total first. Time a notebook spends outside
+// stored results (building and starting cell programs, unstored probes) is not in it.
 func coldProfile(paths []string) ([]resultKind, error) {
 	kinds := map[string]*resultKind{}
 	for _, p := range paths {
@@ -29,26 +28,14 @@ func coldProfile(paths []string) ([]resultKind, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, c := range nb.CodeCells() {
-			for _, o := range c.Outputs {
-				for _, line := range strings.Split(outputText(o), "\n") {
-					rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cache: computed ")
-					key, took, found := strings.Cut(rest, " in ")
-					if !ok || !found {
-						continue
-					}
-					d, err := time.ParseDuration(strings.Fields(took)[0])
-					if err != nil {
-						continue // "in 12s but could not store it" parses; anything else is not a timing
-					}
-					name, _, _ := strings.Cut(key, "-")
-					if kinds[name] == nil {
-						kinds[name] = &resultKind{name: name}
-					}
-					kinds[name].count++
-					kinds[name].total += d
-				}
+		computed, _ := notebooks.StoreActivity(nb)
+		for _, r := range computed {
+			name, _, _ := strings.Cut(r.Key, "-")
+			if kinds[name] == nil {
+				kinds[name] = &resultKind{name: name}
 			}
+			kinds[name].count++
+			kinds[name].total += r.Took
 		}
 	}
 	out := make([]resultKind, 0, len(kinds))
@@ -57,22 +44,6 @@ func coldProfile(paths []string) ([]resultKind, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].total > out[j].total })
 	return out, nil
-}
-
-// outputText is an output's plain text: a stream's text, or a display's text/plain.
-func outputText(o notebooks.Output) string {
-	if o.Type == "stream" {
-		return string(o.Text)
-	}
-	raw, ok := o.Data["text/plain"]
-	if !ok {
-		return ""
-	}
-	var t notebooks.Text
-	if err := json.Unmarshal(raw, &t); err != nil {
-		return ""
-	}
-	return string(t)
 }
 
 // printProfile prints coldProfile's table and the share of the cold chapter (total) it accounts for.
