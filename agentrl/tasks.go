@@ -59,93 +59,9 @@ var taskKinds = []struct{ kind, verb, noun, update string }{
 
 // MakeTasks is arl.make_tasks: the tasks of a split in a stable order. "train" has 20 tasks, 4 per op, with the ops
 // interleaved so that train[:2], train[:4], train[::5] and train[1::5] mix ops; "heldout" has 10, 2 per op, so the
-// best single blind op passes exactly 0.200 of them; "all" is train followed by heldout.
-func MakeTasks(split string) ([]Task, error) {
-	var lo, hi int
-	switch split {
-	case SplitTrain:
-		lo, hi = 0, numTrain
-	case SplitHeldout:
-		lo, hi = numTrain, numTrain+numHeldout
-	case SplitAll:
-		lo, hi = 0, numTrain+numHeldout
-	default:
-		return nil, fmt.Errorf("make tasks: unknown split %q (want %q, %q or %q)", split, SplitTrain, SplitHeldout, SplitAll)
-	}
-	tasks := make([]Task, 0, hi-lo)
-	for g := lo; g < hi; g++ {
-		tasks = append(tasks, makeTask(g))
-	}
-	return tasks, nil
-}
-
-// makeTask builds the task with global index g (train 0..19, then heldout 20..29).
-func makeTask(g int) Task {
-	rng := NewRNG(uint64(tasksSeed*1000 + g))
-	// The op, the kind and the direction are spread so that neither the kind nor the direction (both visible in
-	// the issue) predicts the op: over the train split each op meets every kind once and each direction twice.
-	var name string
-	var op, block int
-	if g < numTrain {
-		name, op, block = fmt.Sprintf("train/%02d", g), (g+g/5)%len(repairOps), g/5
-	} else {
-		j := g - numTrain
-		name, op, block = fmt.Sprintf("heldout/%02d", j), j%len(repairOps), 2*(j/5)+1
-	}
-	k := taskKinds[(op+block)%len(taskKinds)]
-	above := (op+block/2)%2 == 0
-	if g >= numTrain {
-		above = (op+block/2)%2 == 1
-	}
-	limit, dir, cmp := 1+(g*5)%6, "above", ">"
-	if !above {
-		limit, dir, cmp = limit+2, "below", "<"
-	}
-	perm := rng.Perm(len(namePool))
-	fn, list, x, acc := namePool[perm[0]], namePool[perm[1]], namePool[perm[2]], namePool[perm[3]]
-	update := strings.ReplaceAll(k.update, "X", x)
-	correct := strings.Join([]string{
-		fmt.Sprintf("def %s ( %s ) :", fn, list),
-		fmt.Sprintf("  %s = 0", acc),
-		fmt.Sprintf("  for %s in %s :", x, list),
-		fmt.Sprintf("    if %s %s %d :", x, cmp, limit),
-		fmt.Sprintf("      %s = %s + %s", acc, acc, update),
-		fmt.Sprintf("  return %s", acc),
-	}, "\n")
-	buggy, err := ApplyOp(correct, repairOps[op])
-	if err != nil {
-		panic(err) // programmer error: every generated program has every site
-	}
-	first := limit + 1
-	if !above {
-		first = limit - 1
-	}
-	inputs := [][]int{{limit}, {first, limit, 2}}
-	for len(inputs) < 9 {
-		xs := make([]int, 1+rng.IntN(5))
-		for i := range xs {
-			xs[i] = rng.IntN(10)
-		}
-		inputs = append(inputs, xs)
-	}
-	cases := make([]Case, len(inputs))
-	for i, xs := range inputs {
-		want, err := RunProgram(correct, xs)
-		if err != nil {
-			panic(err)
-		}
-		cases[i] = Case{Input: xs, Want: want}
-	}
-	return Task{
-		Name:    name,
-		Issue:   fmt.Sprintf("%s should %s %s %s %d", fn, k.verb, k.noun, dir, limit),
-		Source:  buggy,
-		Op:      repairOps[op],
-		Kind:    k.kind,
-		Hidden:  cases[:6],
-		Visible: cases[6:],
-	}
-}
+// best single blind op passes exactly 0.200 of them; "all" is train followed by heldout. It is TaskGen{}.Make: the
+// generator with no knob set (see TaskGen for the harder variants).
+func MakeTasks(split string) ([]Task, error) { return TaskGen{}.Make(split) }
 
 // Passes reports how many of the cases the program source passes (a program that fails to run fails the case).
 func Passes(source string, cases []Case) int {

@@ -1,0 +1,321 @@
+package agentrl
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+)
+
+// TaskGen is the BugFix task generator with the knobs of issue #41 (tasks as hard as the book's). Its zero value is
+// MakeTasks's generator, bit for bit; each knob removes one shortcut that lets a policy pick the op without reading
+// where the bug is. Whatever the knobs, Make keeps what the chapter needs: 20 train and 10 held-out tasks, 4 and 2
+// per op, every wrong op failing a hidden test (so the best single blind op passes exactly 0.200 of either split), the
+// op readable off the source by InferOp, an issue without newline that never names the bug, identifiers that
+// RandomizeNames redraws, and no word outside the vocabulary of today's tasks (see CheckTasks).
+type TaskGen struct {
+	// Distractors (0 to 3) is how many of three correct sites of each program are written in an alternative
+	// form that carries a bug's tokens, chosen per task at random: the condition as "x >= L + 1", "x - 1 >= L"
+	// (above L) or "x <= L - 1", "x + 1 <= L" (below L), which puts >=, <=, + 1 and - 1 in correct code; the loop
+	// as "for x in xs [ 0 : ] :", which puts the slice in correct code; the result as "return 0 + acc", which
+	// puts "return 0" in correct code. The bug of a task may fall on a site in its alternative form: then the
+	// comparison bug is "x > L + 1" (a strict comparison with an adjusted bound; InferOp reads a comparison bug
+	// as strictness equal to adjustment), the off-by-one bug "[ 1 : ]" and the return bug "return 0".
+	Distractors int
+	// HardShare (0, 0.5 or 1) is the share of tasks, per op and the same in both splits, whose program has a
+	// second, inner guard: "f should sum items above 2 below 7" checks both bounds (the comparison bug stays on
+	// the outer guard; with Distractors > 0 the inner guard takes an alternative correct form half the time).
+	HardShare float64
+	// SharedIssues gives the five tasks of each block of five (one per op) the same wording (kind, direction and
+	// limits), so no wording predicts its op; the kind and the direction still meet every op evenly.
+	SharedIssues bool
+	// StrictVisible re-draws the visible tests (still three) so that every wrong op fails at least one of them.
+	StrictVisible bool
+	// Seed seeds the names, the limits and the tests; 0 is MakeTasks's seed (12).
+	Seed uint64
+}
+
+// String is the generator's knobs in the flag syntax of cmd/taskcheck, "default" for the zero value.
+func (g TaskGen) String() string {
+	var parts []string
+	if g.Distractors != 0 {
+		parts = append(parts, fmt.Sprintf("d=%d", g.Distractors))
+	}
+	if g.HardShare != 0 {
+		parts = append(parts, fmt.Sprintf("hard=%g", g.HardShare))
+	}
+	if g.SharedIssues {
+		parts = append(parts, "shared")
+	}
+	if g.StrictVisible {
+		parts = append(parts, "strict")
+	}
+	if g.Seed != 0 {
+		parts = append(parts, fmt.Sprintf("seed=%d", g.Seed))
+	}
+	if len(parts) == 0 {
+		return "default"
+	}
+	return strings.Join(parts, ",")
+}
+
+// Validate returns an error for a knob outside its range.
+func (g TaskGen) Validate() error {
+	if g.Distractors < 0 || g.Distractors > numDistractorSites {
+		return fmt.Errorf("task gen: distractors %d, want 0 to %d", g.Distractors, numDistractorSites)
+	}
+	// The hard tasks are a whole number per op in both splits (4 and 2 tasks per op).
+	if h := g.HardShare; h < 0 || h > 1 || 2*h != math.Round(2*h) {
+		return fmt.Errorf("task gen: hard share %g, want 0, 0.5 or 1", h)
+	}
+	return nil
+}
+
+// Make is MakeTasks for this generator: the tasks of a split ("train", "heldout" or "all") in a stable order.
+func (g TaskGen) Make(split string) ([]Task, error) {
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	var lo, hi int
+	switch split {
+	case SplitTrain:
+		lo, hi = 0, numTrain
+	case SplitHeldout:
+		lo, hi = numTrain, numTrain+numHeldout
+	case SplitAll:
+		lo, hi = 0, numTrain+numHeldout
+	default:
+		return nil, fmt.Errorf("make tasks: unknown split %q (want %q, %q or %q)", split, SplitTrain, SplitHeldout, SplitAll)
+	}
+	tasks := make([]Task, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		t, err := g.task(i)
+		if err != nil {
+			return nil, err
+		}
+		tasks = append(tasks, t)
+	}
+	return tasks, nil
+}
+
+// The sites a distractor can take (the init and the update have none: "acc = 0" and "acc = acc + e" have no
+// alternative form that keeps the sites of findSites).
+const (
+	distractCond = iota
+	distractLoop
+	distractReturn
+	numDistractorSites
+)
+
+// guardText is the condition "x > L" (above) or "x < L" (below) in form 0, or one of its two correct alternative
+// forms: 1 is "x >= L + 1" / "x <= L - 1", 2 is "x - 1 >= L" / "x + 1 <= L".
+func guardText(x string, above bool, lim, form int) string {
+	cmp, ncmp, adj, inv := ">", ">=", "+", "-"
+	if !above {
+		cmp, ncmp, adj, inv = "<", "<=", "-", "+"
+	}
+	switch form {
+	case 1:
+		return fmt.Sprintf("%s %s %d %s 1", x, ncmp, lim, adj)
+	case 2:
+		return fmt.Sprintf("%s %s 1 %s %d", x, inv, ncmp, lim)
+	}
+	return fmt.Sprintf("%s %s %d", x, cmp, lim)
+}
+
+// task builds the task with global index i (train 0..19, then heldout 20..29). With no knob set it is the
+// generator of the book's make_tasks; the knobs draw from a second random stream, so they leave the names, the
+// limits and the tests of the first one as they are.
+func (g TaskGen) task(i int) (Task, error) {
+	seed := g.Seed
+	if seed == 0 {
+		seed = tasksSeed
+	}
+	rng := NewRNG(seed*1000 + uint64(i))
+	krng := NewRNG(seed*1000 + uint64(i) + 1<<40)
+	// The op, the kind and the direction are spread so that neither the kind nor the direction (both visible in
+	// the issue) predicts the op: over the train split each op meets every kind once and each direction twice.
+	var name string
+	var op, block, inSplit, perOp int // inSplit: the block's index in its split; perOp: tasks per op in the split
+	if i < numTrain {
+		name, op, block, inSplit, perOp = fmt.Sprintf("train/%02d", i), (i+i/5)%len(repairOps), i/5, i/5, numTrain/len(repairOps)
+	} else {
+		j := i - numTrain
+		name, op, block, inSplit, perOp = fmt.Sprintf("heldout/%02d", j), j%len(repairOps), 2*(j/5)+1, j/5, numHeldout/len(repairOps)
+	}
+	k := taskKinds[(op+block)%len(taskKinds)]
+	above := (op+block/2)%2 == 0
+	if i >= numTrain {
+		above = (op+block/2)%2 == 1
+	}
+	limitAt := i
+	if g.SharedIssues {
+		// One wording per block of five (the block holds every op once): the kind follows the block and the
+		// direction alternates, so over the train split each op still meets every kind once and each direction
+		// twice.
+		k, above, limitAt = taskKinds[block%len(taskKinds)], inSplit%2 == 0, i-i%5
+	}
+	limit, dir := 1+(limitAt*5)%6, "above"
+	if !above {
+		limit, dir = limit+2, "below"
+	}
+	perm := rng.Perm(len(namePool))
+	fn, list, x, acc := namePool[perm[0]], namePool[perm[1]], namePool[perm[2]], namePool[perm[3]]
+	update := strings.ReplaceAll(k.update, "X", x)
+
+	// Knobs: the distractor sites, the inner guard of a hard task. The shared-issue knob must give every task of a
+	// block the same inner bound, so it is drawn from the block's stream.
+	alt := [numDistractorSites]int{}
+	for _, s := range krng.Perm(numDistractorSites)[:g.Distractors] {
+		alt[s] = 1
+	}
+	condForm := 0
+	if alt[distractCond] == 1 {
+		condForm = 1 + krng.IntN(2)
+	}
+	cond := guardText(x, above, limit, condForm)
+	hard := float64(inSplit) < g.HardShare*float64(perOp)
+	inner, issueTail := "", ""
+	if hard {
+		brng := krng
+		if g.SharedIssues {
+			brng = NewRNG(seed*1000 + uint64(i-i%5) + 2<<40)
+		}
+		var other int
+		if above {
+			other = min(limit+3+brng.IntN(3), 9)
+		} else {
+			other = max(limit-3-brng.IntN(3), 0)
+		}
+		innerForm := 0
+		if g.Distractors > 0 && krng.IntN(2) == 1 {
+			innerForm = 1 + krng.IntN(2)
+		}
+		odir := "below"
+		if !above {
+			odir = "above"
+		}
+		inner, issueTail = guardText(x, !above, other, innerForm), fmt.Sprintf(" %s %d", odir, other)
+	}
+	loop := fmt.Sprintf("  for %s in %s :", x, list)
+	if alt[distractLoop] == 1 {
+		loop = fmt.Sprintf("  for %s in %s [ 0 : ] :", x, list)
+	}
+	ret := fmt.Sprintf("  return %s", acc)
+	if alt[distractReturn] == 1 {
+		ret = fmt.Sprintf("  return 0 + %s", acc)
+	}
+	lines := []string{
+		fmt.Sprintf("def %s ( %s ) :", fn, list),
+		fmt.Sprintf("  %s = 0", acc),
+		loop,
+		fmt.Sprintf("    if %s :", cond),
+	}
+	body := fmt.Sprintf("      %s = %s + %s", acc, acc, update)
+	if inner != "" {
+		lines = append(lines, fmt.Sprintf("      if %s :", inner))
+		body = "  " + body
+	}
+	lines = append(lines, body, ret)
+	correct := strings.Join(lines, "\n")
+	buggy, err := ApplyOp(correct, repairOps[op])
+	if err != nil {
+		return Task{}, fmt.Errorf("task %s: %v", name, err) // programmer error: every generated program has every site
+	}
+	first := limit + 1
+	if !above {
+		first = limit - 1
+	}
+	inputs := [][]int{{limit}, {first, limit, 2}}
+	for len(inputs) < 9 {
+		inputs = append(inputs, randomInput(rng))
+	}
+	cases := make([]Case, len(inputs))
+	for c, xs := range inputs {
+		want, err := RunProgram(correct, xs)
+		if err != nil {
+			return Task{}, fmt.Errorf("task %s: %v", name, err)
+		}
+		cases[c] = Case{Input: xs, Want: want}
+	}
+	visible := cases[6:]
+	if g.StrictVisible {
+		if visible, err = strictVisible(buggy, repairOps[op], correct, visible, krng); err != nil {
+			return Task{}, fmt.Errorf("task %s: %v", name, err)
+		}
+	}
+	return Task{
+		Name:    name,
+		Issue:   fmt.Sprintf("%s should %s %s %s %d%s", fn, k.verb, k.noun, dir, limit, issueTail),
+		Source:  buggy,
+		Op:      repairOps[op],
+		Kind:    k.kind,
+		Hidden:  cases[:6],
+		Visible: visible,
+	}, nil
+}
+
+// randomInput is one random test input: 1 to 5 integers in 0..9.
+func randomInput(rng *rand.Rand) []int {
+	xs := make([]int, 1+rng.IntN(5))
+	for i := range xs {
+		xs[i] = rng.IntN(10)
+	}
+	return xs
+}
+
+// strictVisible returns visible tests, as many as start has, that every wrong op applied to buggy fails at least
+// once: a greedy cover over start and fresh random inputs, each pick the one that catches most uncaught wrong ops
+// (start's cases first on ties, so a cover start already is stays as it is).
+func strictVisible(buggy, op, correct string, start []Case, rng *rand.Rand) ([]Case, error) {
+	var wrong []string
+	for _, o := range repairOps {
+		if o != op {
+			src, err := ApplyOp(buggy, o)
+			if err != nil {
+				return nil, err
+			}
+			wrong = append(wrong, src)
+		}
+	}
+	cands := append([]Case(nil), start...)
+	for len(cands) < len(start)+64 {
+		xs := randomInput(rng)
+		want, err := RunProgram(correct, xs)
+		if err != nil {
+			return nil, err
+		}
+		cands = append(cands, Case{Input: xs, Want: want})
+	}
+	catches := func(c Case, src string) bool {
+		got, err := RunProgram(src, c.Input)
+		return err != nil || got != c.Want
+	}
+	caught := make([]bool, len(wrong))
+	var out []Case
+	for len(out) < len(start) {
+		best, bestN := -1, -1
+		for ci, c := range cands {
+			n := 0
+			for w, src := range wrong {
+				if !caught[w] && catches(c, src) {
+					n++
+				}
+			}
+			if n > bestN {
+				best, bestN = ci, n
+			}
+		}
+		out = append(out, cands[best])
+		for w, src := range wrong {
+			caught[w] = caught[w] || catches(cands[best], src)
+		}
+		cands = append(cands[:best:best], cands[best+1:]...)
+	}
+	for w := range wrong {
+		if !caught[w] {
+			return nil, fmt.Errorf("strict visible: no %d tests catch every wrong op", len(start))
+		}
+	}
+	return out, nil
+}
