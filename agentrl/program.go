@@ -406,7 +406,7 @@ func ApplyOp(source, op string) (string, error) {
 				return append(t[:n-5], ":")
 			}
 			if n >= 9 && strings.Join(t[n-5:n-1], " ") == "[ 0 : ]" { // TaskGen's correct "[ 0 : ]" (distractor)
-				t[n-3] = "1"
+				t[n-4] = "1"
 				return t
 			}
 			return append(t[:len(t)-1], "[", "1", ":", "]", ":")
