@@ -1,7 +1,6 @@
 package agentrl
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -241,82 +240,57 @@ func pick(probs []float64, rng *rand.Rand) int {
 	return len(probs) - 1
 }
 
-// BaseOption changes how BaseFrom, TrainBase and BaseConfig.Demonstrations make the base agent. Options are
-// applied in order; an invalid one is an error before anything is keyed, loaded or trained.
-type BaseOption func(*baseOptions) error
-
-// baseOptions are the base agent's seams; the zero value is the chapter's base agent.
-type baseOptions struct {
-	env      EnvFactory // the demonstrations' environments; nil: the chapter's EditBudgetEnv
-	keyParts []any      // what the options add to the base agent's key
+// BaseRun is the training of an RL base agent as a value: the recipe, the tasks and tokenizer its demonstrations
+// are played on, and the environment they are played in (nil: the chapter's EditBudgetEnv with Config.MaxTurns
+// turns, the hidden-test reward and one edit, showing Config.Obs). A reader's Env lets the base agent learn what a
+// reader's environment shows; the scripted calls stay the same, so its environments must answer them and let an
+// episode run Config.MaxTurns turns.
+type BaseRun struct {
+	Config BaseConfig
+	Tasks  []Task
+	Tok    *Tokenizer
+	Env    EnvMaker
 }
 
-// WithBaseEnv plays the demonstrations in environments that factory makes, one per demonstration, instead of the
-// chapter's EditBudgetEnv (c.MaxTurns turns, the hidden-test reward, one edit), so that the base agent is trained
-// on what a reader's environment shows. The scripted calls stay the same: factory's environments must answer
-// them and let an episode run c.MaxTurns turns. factory's code is part of the base agent's key (FuncCode), and so
-// are params: the values factory captures that its code does not show, which must be JSON-encodable. A factory of
-// the library's own code (EnvFactoryOf(cfg)) has no code of its own in the key, so it needs params that tell its
-// settings apart (WithBaseEnv(EnvFactoryOf(cfg), cfg)).
-func WithBaseEnv(factory EnvFactory, params ...any) BaseOption {
-	return func(o *baseOptions) error {
-		if factory == nil {
-			return errors.New("WithBaseEnv(nil): pass an EnvFactory, or leave the option out for the chapter's environment")
-		}
-		if o.env != nil {
-			return errors.New("WithBaseEnv given twice: pass one EnvFactory")
-		}
-		code, err := FuncCode(factory)
-		if err != nil {
-			return fmt.Errorf("WithBaseEnv: %w", err)
-		}
-		if code == "" && len(params) == 0 {
-			return errors.New("WithBaseEnv: the factory is the library's own code, which does not tell its settings apart: pass them as params, as in WithBaseEnv(EnvFactoryOf(cfg), cfg)")
-		}
-		for i, p := range params {
-			if _, err := json.Marshal(p); err != nil {
-				return fmt.Errorf("WithBaseEnv: parameter %d (%T) cannot be keyed: %w; pass numbers, strings or structs of them", i, p, err)
-			}
-		}
-		o.env = factory
-		o.keyParts = append(o.keyParts, "env", code, params)
-		return nil
+// Check returns an error, naming what to change, when b cannot be trained.
+func (b BaseRun) Check() error {
+	var errs []error
+	if b.Tok == nil {
+		errs = append(errs, errors.New("the tokenizer is nil: pass the chapter's (BuildTokenizer)"))
 	}
-}
-
-// applyBaseOptions applies opts in order (fn names the caller).
-func applyBaseOptions(fn string, opts []BaseOption) (*baseOptions, error) {
-	o := &baseOptions{}
-	for i, opt := range opts {
-		if opt == nil {
-			return nil, fmt.Errorf("agentrl: %s: option %d is nil: leave it out", fn, i)
-		}
-		if err := opt(o); err != nil {
-			return nil, fmt.Errorf("agentrl: %s: %w", fn, err)
-		}
+	if len(b.Tasks) == 0 {
+		errs = append(errs, errors.New("no tasks: pass the training tasks (MakeTasks(SplitTrain))"))
 	}
-	return o, nil
-}
-
-// Demonstrations plays c.Demos + c.MappingDemos scripted episodes on renamed copies of tasks in the real
-// environment (or WithBaseEnv's), so their token layout is exactly what the sampler produces.
-func (c BaseConfig) Demonstrations(tasks []Task, tok *Tokenizer, opts ...BaseOption) ([]Trajectory, error) {
-	o, err := applyBaseOptions("Demonstrations", opts)
-	if err != nil {
-		return nil, err
+	if err := b.Config.Validate(); err != nil {
+		errs = append(errs, err)
 	}
-	return c.demonstrations(tasks, tok, o)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("agentrl: base agent: %w", err)
+	}
+	return nil
 }
 
-// demonstrations is Demonstrations with its options applied.
-func (c BaseConfig) demonstrations(tasks []Task, tok *Tokenizer, o *baseOptions) ([]Trajectory, error) {
+// Seed seeds the generator of b's training steps (its demonstrations draw from Config.Seed).
+func (b BaseRun) Seed() uint64 { return b.Config.Seed + 1 }
+
+// Demonstrations plays c.Demos + c.MappingDemos scripted episodes on renamed copies of tasks in the chapter's
+// environment, so their token layout is exactly what the sampler produces.
+func (c BaseConfig) Demonstrations(tasks []Task, tok *Tokenizer) ([]Trajectory, error) {
+	return BaseRun{Config: c, Tasks: tasks, Tok: tok}.Demonstrations()
+}
+
+// Demonstrations plays b.Config's scripted episodes on renamed copies of b.Tasks in b's environment.
+func (b BaseRun) Demonstrations() ([]Trajectory, error) {
+	c, tasks, tok := b.Config, b.Tasks, b.Tok
 	rng := NewRNG(c.Seed)
 	reward, err := MakeReward("hidden", RewardOptions{})
 	if err != nil {
 		return nil, err
 	}
-	newEnv := o.env
-	if newEnv == nil {
+	var newEnv EnvFactory
+	if b.Env != nil {
+		newEnv = b.Env.NewEnv
+	} else {
 		newEnv = func() (Env, error) {
 			env, err := NewEditBudgetEnv(c.MaxTurns, reward, 1)
 			if err == nil {
@@ -362,35 +336,31 @@ func (c BaseConfig) demonstrations(tasks []Task, tok *Tokenizer, o *baseOptions)
 
 // TrainBase trains a fresh TinyAgent on the demonstrations: c.Steps Adam steps of token-mean cross-entropy on
 // the policy tokens of c.BatchSize demonstrations drawn at random, the learning rate decaying linearly from
-// c.LR to c.LR/10. opts change how (WithBaseEnv: the demonstrations' environment).
-func TrainBase(tasks []Task, tok *Tokenizer, c BaseConfig, opts ...BaseOption) (*gomlxmodel.Model, error) {
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	o, err := applyBaseOptions("TrainBase", opts)
-	if err != nil {
-		return nil, err
-	}
-	return trainBase(tasks, tok, c, o, nil)
+// c.LR to c.LR/10.
+func TrainBase(tasks []Task, tok *Tokenizer, c BaseConfig) (*gomlxmodel.Model, error) {
+	b := BaseRun{Config: c, Tasks: tasks, Tok: tok}
+	return b.Train(nil, NewRNG(b.Seed()), 0, nil)
 }
 
-// trainBase is TrainBase, resumed from the progress res holds and saving its progress there. c is valid (its
-// callers, TrainBase and BaseFrom, validate it).
-func trainBase(tasks []Task, tok *Tokenizer, c BaseConfig, o *baseOptions, res *resumer) (*gomlxmodel.Model, error) {
-	demos, err := c.demonstrations(tasks, tok, o)
+// Train runs steps first to Config.Steps-1 of TrainBase's schedule for b on model (nil: a fresh TinyAgent),
+// drawing from rng, and calls after (when not nil) after each step with the step's loss; a resumed training passes
+// the model and generator it saved after step first-1. The trained model's optimizer is reset.
+func (b BaseRun) Train(model *gomlxmodel.Model, rng *rand.Rand, first int,
+	after func(step int, model *gomlxmodel.Model, loss float64) error) (*gomlxmodel.Model, error) {
+	if err := b.Check(); err != nil {
+		return nil, err
+	}
+	c, tok := b.Config, b.Tok
+	demos, err := b.Demonstrations()
 	if err != nil {
 		return nil, fmt.Errorf("base agent: %w", err)
 	}
-	first, src := 0, newPCG(c.Seed+1)
-	var model *gomlxmodel.Model
-	if p, saved := res.restore(); p != nil {
-		first, src, model = p.Step, saved, p.Run.Policy
-	} else if model, err = gomlxmodel.New(gomlxmodel.DefaultConfig(tok.VocabSize()), int64(c.Seed)); err != nil {
-		return nil, fmt.Errorf("base agent: %w", err)
+	if model == nil {
+		if model, err = gomlxmodel.New(gomlxmodel.DefaultConfig(tok.VocabSize()), int64(c.Seed)); err != nil {
+			return nil, fmt.Errorf("base agent: %w", err)
+		}
 	}
-	rng := rand.New(src)
 	loss := gomlxmodel.LossConfig{Kind: gomlxmodel.LossReinforce, Aggregation: TokenMean, LR: c.LR, MaxGradNorm: 1}
-	prog := res.progress("base agent", c.Steps).resumeAt(first)
 	for step := first; step < c.Steps; step++ {
 		idx := make([]int, c.BatchSize)
 		for i := range idx {
@@ -404,11 +374,10 @@ func trainBase(tasks []Task, tok *Tokenizer, c BaseConfig, o *baseOptions, res *
 		if err != nil {
 			return nil, fmt.Errorf("base agent step %d: %w", step, err)
 		}
-		prog.Done(step, fmt.Sprintf("cross-entropy %.3f", stats.Loss))
-		if err := res.stepDone(step, c.Steps, func() *checkpoint {
-			return &checkpoint{Step: step + 1, RNG: pcgState(src), Run: &Run{Policy: model}}
-		}); err != nil {
-			return nil, fmt.Errorf("base agent: %w", err)
+		if after != nil {
+			if err := after(step, model, stats.Loss); err != nil {
+				return nil, fmt.Errorf("base agent: %w", err)
+			}
 		}
 	}
 	// The base agent is its weights, as the book's rl_base is a network loaded from earlier chapters: every
@@ -417,46 +386,12 @@ func trainBase(tasks []Task, tok *Tokenizer, c BaseConfig, o *baseOptions, res *
 	return model, nil
 }
 
-// MakeRLBase is arl.make_rl_base: the RL base agent for tok, trained with DefaultBaseConfig on the training
-// tasks, or loaded from the default result store when an earlier cell or run has made it.
+// MakeRLBase is arl.make_rl_base: the RL base agent for tok, trained with DefaultBaseConfig on the training tasks
+// (minutes: the chapter's notebooks store it, ch12.Chapter.Base).
 func MakeRLBase(tok *Tokenizer) (*gomlxmodel.Model, error) {
-	store, err := DefaultStore()
+	tasks, err := MakeTasks(SplitTrain)
 	if err != nil {
 		return nil, err
 	}
-	return BaseFrom(store, tok, DefaultBaseConfig())
-}
-
-// BaseKey is the cache key of the base agent trained with c for tok (without options).
-func BaseKey(tok *Tokenizer, c BaseConfig) string { return baseKey(tok, c, &baseOptions{}) }
-
-// baseKey is the cache key of the base agent trained with c and the options o for tok; o adds nothing to the key
-// of the chapter's base agent.
-func baseKey(tok *Tokenizer, c BaseConfig, o *baseOptions) string {
-	return Key("rl_base", append([]any{c, tok.Itos}, o.keyParts...)...)
-}
-
-// BaseFrom returns the base agent trained with c and opts (WithBaseEnv), from store when present. An invalid c or
-// option is an error, before anything is looked up or trained.
-func BaseFrom(store *Store, tok *Tokenizer, c BaseConfig, opts ...BaseOption) (*gomlxmodel.Model, error) {
-	switch {
-	case store == nil:
-		return nil, errors.New("agentrl: BaseFrom: the store is nil: open one with DefaultStore or OpenStore")
-	case tok == nil:
-		return nil, errors.New("agentrl: BaseFrom: the tokenizer is nil: pass the chapter's (BuildTokenizer)")
-	}
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	o, err := applyBaseOptions("BaseFrom", opts)
-	if err != nil {
-		return nil, err
-	}
-	return cachedResumable(store, baseKey(tok, c, o), ModelCodec(), func(res *resumer) (*gomlxmodel.Model, error) {
-		tasks, err := MakeTasks(SplitTrain)
-		if err != nil {
-			return nil, err
-		}
-		return trainBase(tasks, tok, c, o, res)
-	})
+	return TrainBase(tasks, tok, DefaultBaseConfig())
 }

@@ -181,26 +181,40 @@ func EvaluateContext(model *gomlxmodel.Model, tasks []Task, tok *Tokenizer, view
 	return BehaviorStats(trajs), nil
 }
 
-// TrainContext is train_context: steps GRPO steps (ContextStep) on a copy of base, every call seeing viewOf's view
-// of its episode. The run's generator is seeded with cfg.Seed.
-func TrainContext(base *gomlxmodel.Model, tasks []Task, tok *Tokenizer, viewOf ContextPolicy, cfg RLConfig,
-	steps int) (*gomlxmodel.Model, error) {
-	if err := cfg.Validate(); err != nil {
+// TrainContext is train_context as a Loop: Steps GRPO steps (ContextStep) on a copy of the base model, every call
+// seeing the last KeepObs observations of its episode (KeepObs < 0: the full context), with Cfg (the book's
+// RLConfig(seed=seed)). Its generator is seeded with Cfg.Seed.
+type TrainContext struct {
+	Tasks   []Task
+	Tok     *Tokenizer
+	Cfg     RLConfig
+	Steps   int
+	KeepObs int
+}
+
+// Plan is t's steps and seed.
+func (t TrainContext) Plan() (int, uint64) { return t.Steps, t.Cfg.Seed }
+
+// Start copies base.
+func (t TrainContext) Start(base *gomlxmodel.Model) (*Run, error) {
+	if err := t.Cfg.Validate(); err != nil {
 		return nil, err
 	}
 	policy, err := base.Clone()
+	return &Run{Policy: policy}, err
+}
+
+// Step is one step of train_context, recording the step's episode statistics.
+func (t TrainContext) Step(run *Run, step int, rng *rand.Rand) error {
+	if run.Base != nil {
+		run.Policy.SetAnchor(run.Base) // cfg.KLCoef's reference, also after a resume
+	}
+	trajs, err := ContextStep(run.Policy, t.Tasks, t.Tok, KeepObs(t.KeepObs), t.Cfg, rng)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	rng, prog := NewRNG(cfg.Seed), NewProgress("train_context", steps)
-	for step := range steps {
-		trajs, err := ContextStep(policy, tasks, tok, viewOf, cfg, rng)
-		if err != nil {
-			return nil, fmt.Errorf("train_context step %d: %w", step, err)
-		}
-		prog.Done(step, fmt.Sprintf("pass %.2f", BehaviorStats(trajs).PassRate))
-	}
-	return policy, nil
+	run.History = append(run.History, StepStats{Step: step, Stats: BehaviorStats(trajs)})
+	return nil
 }
 
 // ContextStep is one step of train_context: it samples a step's episodes with ContextRolloutBatch, every call

@@ -43,41 +43,53 @@ func WarmCritic(base *gomlxmodel.Model, tasks []Task, tok *Tokenizer, cfg RLConf
 	return critic, nil
 }
 
-// CreditAdvantages is train_credit's step as TrainedRun's advantage seam (with WithCritic): token-level ("token")
-// or turn-level ("turn") GAE advantages from the run's critic, on per-call rewards (the step penalty on every
-// call, the verdict on the last), whitened over the batch's policy tokens; the critic then takes one regression
-// step (lr 1e-3) on the batch's returns-to-go, which the policy's update does not read. A run whose reward has
-// terms beyond the step penalty (FreeCalls, WrongSubmit, InvalidPenalty, Unsubmitted) is refused at its first
-// step: per-call rewards do not hold them.
-func CreditAdvantages(scheme string, lambda float64) (AdvantageFunc, error) {
-	if scheme != "token" && scheme != "turn" {
-		return nil, fmt.Errorf("credit advantages: scheme %q, want \"token\" or \"turn\"", scheme)
+// CreditAdvantages is train_credit's step as GRPO's advantage seam (with WithCritic): token-level ("token") or
+// turn-level ("turn") GAE advantages with λ = Lambda from the run's critic, on per-call rewards (the step penalty
+// on every call, the verdict on the last), whitened over the batch's policy tokens; the critic then takes one
+// regression step (lr 1e-3) on the batch's returns-to-go, which the policy's update does not read. A run whose
+// reward has terms beyond the step penalty (FreeCalls, WrongSubmit, InvalidPenalty, Unsubmitted) is refused at its
+// first step: per-call rewards do not hold them.
+type CreditAdvantages struct {
+	Scheme string
+	Lambda float64
+}
+
+// Check returns an error unless the scheme is "token" or "turn" and λ is in [0, 1].
+func (c CreditAdvantages) Check() error {
+	if c.Scheme != "token" && c.Scheme != "turn" {
+		return fmt.Errorf("credit advantages: scheme %q, want \"token\" or \"turn\"", c.Scheme)
 	}
-	if !(lambda >= 0 && lambda <= 1) {
-		return nil, fmt.Errorf("credit advantages: lambda %g, want a number in [0, 1]", lambda)
+	if !(c.Lambda >= 0 && c.Lambda <= 1) {
+		return fmt.Errorf("credit advantages: lambda %g, want a number in [0, 1]", c.Lambda)
 	}
-	return func(s StepBatch) ([][]float32, error) {
-		if s.Critic == nil {
-			return nil, fmt.Errorf("credit advantages: the run has no critic: pass WithCritic(WarmCritic(...))")
-		}
-		if r := s.Cfg.Reward; r.FreeCalls != 0 || r.WrongSubmit != 0 || r.InvalidPenalty != 0 || r.Unsubmitted != 0 {
-			return nil, fmt.Errorf("credit advantages: per-call rewards hold the step penalty and the verdict only, "+
-				"not this reward's other terms (%+v)", r)
-		}
-		mask, rewards := s.Batch.Mask(), PerCallRewards(s.Trajs, s.Batch.Mask(), s.Cfg.Reward.StepPenalty)
-		values, err := CriticValues(s.Critic, s.Batch) // [B][T-1]
-		if err != nil {
-			return nil, err
-		}
-		var adv [][]float32
-		if scheme == "token" {
-			adv, _ = GAEAdvantages(rewards, values, mask, 1, lambda)
-		} else {
-			adv = TurnAdvantages(rewards, values, mask, s.Batch.Turns(), 1, lambda)
-		}
-		if _, err := ValueStep(s.Critic, s.Batch, values, ReturnsToGo(rewards, mask), 0, 1e-3); err != nil {
-			return nil, err
-		}
-		return MaskedWhiten(adv, mask), nil
-	}, nil
+	return nil
+}
+
+// Advantages is one step of train_credit's advantage computation, and the critic's regression step.
+func (c CreditAdvantages) Advantages(s StepBatch) ([][]float32, error) {
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	if s.Critic == nil {
+		return nil, fmt.Errorf("credit advantages: the run has no critic: pass WithCritic(WarmCritic(...))")
+	}
+	if r := s.Cfg.Reward; r.FreeCalls != 0 || r.WrongSubmit != 0 || r.InvalidPenalty != 0 || r.Unsubmitted != 0 {
+		return nil, fmt.Errorf("credit advantages: per-call rewards hold the step penalty and the verdict only, "+
+			"not this reward's other terms (%+v)", r)
+	}
+	mask, rewards := s.Batch.Mask(), PerCallRewards(s.Trajs, s.Batch.Mask(), s.Cfg.Reward.StepPenalty)
+	values, err := CriticValues(s.Critic, s.Batch) // [B][T-1]
+	if err != nil {
+		return nil, err
+	}
+	var adv [][]float32
+	if c.Scheme == "token" {
+		adv, _ = GAEAdvantages(rewards, values, mask, 1, c.Lambda)
+	} else {
+		adv = TurnAdvantages(rewards, values, mask, s.Batch.Turns(), 1, c.Lambda)
+	}
+	if _, err := ValueStep(s.Critic, s.Batch, values, ReturnsToGo(rewards, mask), 0, 1e-3); err != nil {
+		return nil, err
+	}
+	return MaskedWhiten(adv, mask), nil
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"time"
 
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
@@ -21,10 +20,11 @@ type StepStats struct {
 // holds each step's behavior statistics. factory makes the environments (nil: MakeEnv(cfg)); wrap it with
 // LoggedEnv to keep the terminal info of every episode. The run's generator is seeded with cfg.Seed.
 func TrainRL(policy *gomlxmodel.Model, tasks []Task, tok *Tokenizer, cfg RLConfig, steps int, factory EnvFactory) ([]StepStats, error) {
-	if err := checkTraining("TrainRL", tasks, cfg, steps); err != nil {
-		return nil, err
+	g := GRPO{Tasks: tasks, Tok: tok, Cfg: cfg, Steps: steps}
+	if factory != nil {
+		g.Env = factory
 	}
-	return TrainRLSchedule(policy, tasks, tok, steps, func(int) RLConfig { return cfg }, factory)
+	return g.trainInPlace(policy)
 }
 
 // TrainRLSchedule is TrainRL with a configuration per step: step k samples, rewards and updates with cfgAt(k), and
@@ -32,163 +32,174 @@ func TrainRL(policy *gomlxmodel.Model, tasks []Task, tok *Tokenizer, cfg RLConfi
 // cfgAt(0).Seed. RampedPenalty is such a schedule: a step penalty ramped in over training.
 func TrainRLSchedule(policy *gomlxmodel.Model, tasks []Task, tok *Tokenizer, steps int, cfgAt func(step int) RLConfig,
 	factory EnvFactory) ([]StepStats, error) {
+	if cfgAt == nil {
+		return nil, errors.New("agentrl: TrainRLSchedule: the schedule is nil")
+	}
+	g := GRPO{Tasks: tasks, Tok: tok, Cfg: cfgAt(0), Steps: steps}
+	if factory != nil {
+		g.Env = factory
+	}
+	if err := WithSchedule(cfgAt)(&g); err != nil {
+		return nil, fmt.Errorf("agentrl: TrainRLSchedule: %w", err)
+	}
+	return g.trainInPlace(policy)
+}
+
+// trainInPlace runs g on policy itself (TrainRL's contract), not on a copy.
+func (g GRPO) trainInPlace(policy *gomlxmodel.Model) ([]StepStats, error) {
+	if err := g.Check(); err != nil {
+		return nil, err
+	}
 	run := &Run{Policy: policy}
-	err := trainRL(run, newPCG(cfgAt(0).Seed), tasks, tok, steps, cfgAt, factory, &runOptions{}, false, nil)
+	err := Train(g, run, NewRNG(g.Cfg.Seed), 0, nil)
 	return run.History, err
 }
 
-// trainRL runs steps len(run.History) to steps-1 of a TrainRLSchedule run on run.Policy, drawing from src and
-// appending to run.History; o holds the seams (advantages, metrics, critic: run.Critic); with logEpisodes every
-// episode's terminal info is appended to run.Log, and its task's index to run.LogTask; res saves its progress. A nil factory makes each step's
-// environments with MakeEnv(cfgAt(step)).
-func trainRL(run *Run, src *rand.PCG, tasks []Task, tok *Tokenizer, steps int, cfgAt func(step int) RLConfig,
-	factory EnvFactory, o *runOptions, logEpisodes bool, res *resumer) error {
-	rng := rand.New(src)
-	advantages := o.advantages
-	if advantages == nil {
-		advantages = GroupAdvantages
+// GRPO is train_rl as a value (a Loop): Steps steps of GRPO on a copy of the base model with Cfg on Tasks. Its
+// zero seams are the book's train_rl; each one changes what a step does without a copy of the loop:
+//
+//   - Env makes the environments (nil: MakeEnv of the step's configuration);
+//   - Advantages replaces the group advantage (GroupAdvantages) with its own;
+//   - Metrics records per-step metrics in Run.Metrics;
+//   - Schedule, when not nil, is the configuration of each step (a curriculum, a ramped cost; WithSchedule); the
+//     run's generator is still seeded with Cfg.Seed;
+//   - Critic gives the run a critic, which the seams see as StepBatch.Critic and may train (a copy of it: the
+//     trained critic is Run.Critic);
+//   - FreshOptimizer starts the policy with a fresh Adam, as the book's train_rl does, instead of the optimizer
+//     state the base model carries (the same for a base agent, whose optimizer is reset; not for a trained policy);
+//   - LogEpisodes keeps every episode's terminal info in Run.Log and its index among its step's episodes in
+//     Run.LogTask.
+type GRPO struct {
+	Tasks          []Task
+	Tok            *Tokenizer
+	Cfg            RLConfig
+	Steps          int
+	Env            EnvMaker
+	Advantages     Advantages
+	Metrics        []Metric
+	Schedule       []RLConfig
+	Critic         *gomlxmodel.Critic
+	FreshOptimizer bool
+	LogEpisodes    bool
+}
+
+// Plan is g's steps and seed.
+func (g GRPO) Plan() (int, uint64) { return g.Steps, g.Cfg.Seed }
+
+// Check returns an error, naming what to change, when g cannot run or would train nothing: no tokenizer, an
+// invalid configuration, no steps, too few tasks, groups of one episode, a schedule of the wrong length or with an
+// invalid step, two metrics of one name.
+func (g GRPO) Check() error {
+	var errs []error
+	if g.Tok == nil {
+		errs = append(errs, errors.New("the tokenizer is nil: pass the chapter's (BuildTokenizer)"))
 	}
-	prog := res.progress("train_rl", steps).resumeAt(len(run.History))
-	for step := len(run.History); step < steps; step++ {
-		cfg := cfgAt(step)
-		stepFactory := factory
-		if logEpisodes {
-			if stepFactory == nil {
-				stepFactory = EnvFactoryOf(cfg)
-			}
-			stepFactory = loggedTasks(stepFactory, run)
+	if err := checkTraining(g.Tasks, g.Cfg, g.Steps); err != nil {
+		errs = append(errs, err)
+	}
+	if g.Schedule != nil && len(g.Schedule) != g.Steps {
+		errs = append(errs, fmt.Errorf("the schedule has %d configurations for %d steps", len(g.Schedule), g.Steps))
+	}
+	for k, cfg := range g.Schedule {
+		if err := checkTraining(g.Tasks, cfg, g.Steps); err != nil {
+			errs = append(errs, fmt.Errorf("schedule step %d: %w", k, err))
+			break
 		}
-		t0 := time.Now()
-		trajs, stepTasks, err := SampleStep(run.Policy, stepFactory, tasks, tok, cfg, rng)
-		if err != nil {
-			return fmt.Errorf("train_rl step %d: %w", step, err)
+	}
+	names := map[string]bool{}
+	for _, m := range g.Metrics {
+		switch {
+		case m.Name == "":
+			errs = append(errs, errors.New("a metric without a name: name it as the history should show it"))
+		case m.Of == nil:
+			errs = append(errs, fmt.Errorf("metric %q has no function", m.Name))
+		case names[m.Name]:
+			errs = append(errs, fmt.Errorf("two metrics named %q: give each its own name", m.Name))
 		}
-		t1 := time.Now()
-		sb := StepBatch{Step: step, Cfg: cfg, Trajs: trajs, Tasks: stepTasks, Batch: Collate(trajs, tok.PadID), Critic: run.Critic}
-		adv, err := advantages(sb)
-		if err == nil {
-			err = checkAdvantages(adv, sb.Batch)
-		}
-		if err != nil {
-			return fmt.Errorf("train_rl step %d: %w", step, err)
-		}
-		if _, err := RLUpdate(run.Policy, sb.Batch, adv, cfg, rng); err != nil {
-			return fmt.Errorf("train_rl step %d: %w", step, err)
-		}
-		s := BehaviorStats(trajs)
-		run.History = append(run.History, StepStats{Step: step, Stats: s})
-		for _, m := range o.metrics {
-			if run.Metrics == nil {
-				run.Metrics = make(map[string][]float64, len(o.metrics))
-			}
-			run.Metrics[m.name] = append(run.Metrics[m.name], m.f(sb))
-		}
-		prog.Done(step, fmt.Sprintf("pass %.2f reward %+.2f turns %.2f | sample %.1fs update %.1fs",
-			s.PassRate, s.Reward, s.Turns, t1.Sub(t0).Seconds(), time.Since(t1).Seconds()))
-		if err := res.stepDone(step, steps, func() *checkpoint {
-			return &checkpoint{Step: step + 1, RNG: pcgState(src), Run: run}
-		}); err != nil {
-			return fmt.Errorf("train_rl: %w", err)
-		}
+		names[m.Name] = true
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("agentrl: GRPO: %w", err)
 	}
 	return nil
 }
 
-// TrainedRun is a stored TrainRL run: it trains a copy of base for steps steps with cfg on tasks, logging the
-// terminal info of every episode, or loads the identical run from store. The run's key holds base's
-// fingerprint, the tasks, the vocabulary, cfg, steps, envName (a label, which may be empty), the code of
-// factory (FuncCode: a factory written in a notebook cell keys on the cell program's code that it reaches, so
-// editing the environment it makes trains anew) and what opts add (each option says what); a nil factory means
-// MakeEnv(cfg). Every argument is checked before anything is keyed, loaded or printed. An interrupted run saves
-// its progress and, run again, resumes bit-identically (ErrInterrupted).
-//
-// opts are the loop's seams: WithAdvantages (another advantage or return computation), WithMetric (a per-step
-// metric in the history), WithSchedule (a configuration per step), WithCritic (a critic the seams train) and
-// FreshOptimizer (a fresh Adam; without it the run continues the optimizer state base carries, see
-// FreshOptimizer). Without options the run is TrainRL's.
-func TrainedRun(store *Store, base *gomlxmodel.Model, tok *Tokenizer, tasks []Task, cfg RLConfig, steps int,
-	envName string, factory EnvFactory, opts ...RunOption) (*Run, error) {
-	if err := checkRun("TrainedRun", store, base, tok, tasks, cfg, steps); err != nil {
+// Start copies base (and the critic) for the run, with a fresh optimizer when g.FreshOptimizer.
+func (g GRPO) Start(base *gomlxmodel.Model) (*Run, error) {
+	if err := g.Check(); err != nil {
 		return nil, err
 	}
-	o, err := applyRunOptions("TrainedRun", steps, opts)
+	policy, err := base.Clone()
 	if err != nil {
 		return nil, err
 	}
-	key, err := runKey(base, tok, tasks, cfg, steps, envName, factory, o.keyParts...)
-	if err != nil {
-		return nil, err
+	if g.FreshOptimizer {
+		policy.ResetOptimizer()
 	}
-	cfgAt := o.schedule
-	if cfgAt == nil {
-		cfgAt = func(int) RLConfig { return cfg }
-		if factory == nil {
-			factory = EnvFactoryOf(cfg)
+	run := &Run{Policy: policy}
+	if g.Critic != nil {
+		if run.Critic, err = g.Critic.Clone(); err != nil {
+			return nil, err
 		}
 	}
-	return cachedResumable(store, key, RunCodec(), func(res *resumer) (*Run, error) {
-		run, src := &Run{}, newPCG(cfg.Seed)
-		if p, saved := res.restore(); p != nil {
-			run, src = p.Run, saved
-		} else {
-			policy, err := base.Clone()
-			if err != nil {
-				return nil, err
-			}
-			if o.freshOptimizer {
-				policy.ResetOptimizer()
-			}
-			run.Policy = policy
-			if o.critic != nil {
-				if run.Critic, err = o.critic.Clone(); err != nil {
-					return nil, err
-				}
-			}
-		}
-		run.Policy.SetAnchor(base) // cfg.KLCoef's reference, also after a resume
-		err := trainRL(run, src, tasks, tok, steps, cfgAt, factory, o, true, res)
-		return run, err
-	})
+	return run, nil
 }
 
-// runKey is TrainedRun's key; extra are the options' parts, which a run without options does not have.
-func runKey(base *gomlxmodel.Model, tok *Tokenizer, tasks []Task, cfg RLConfig, steps int, envName string,
-	factory EnvFactory, extra ...any) (string, error) {
-	var envCode string
-	if factory == nil {
-		envName = "make_env"
-	} else {
-		var err error
-		if envCode, err = FuncCode(factory); err != nil {
-			return "", fmt.Errorf("agentrl: TrainedRun: the environment factory: %w", err)
-		}
+// cfgAt is the configuration of step step.
+func (g GRPO) cfgAt(step int) RLConfig {
+	if g.Schedule != nil {
+		return g.Schedule[step]
 	}
-	baseID, err := Fingerprint(base)
-	if err != nil {
-		return "", err
-	}
-	parts := append([]any{baseID, tasks, tok.Itos, cfg, steps, envName, envCode}, extra...)
-	return Key("train_rl", parts...), nil
+	return g.Cfg
 }
 
-// checkRun returns an error, naming what to change, when TrainedRun cannot run what it is asked (fn names the
-// caller).
-func checkRun(fn string, store *Store, base *gomlxmodel.Model, tok *Tokenizer, tasks []Task, cfg RLConfig, steps int) error {
-	switch {
-	case store == nil:
-		return fmt.Errorf("agentrl: %s: the store is nil: open one with DefaultStore or OpenStore", fn)
-	case base == nil:
-		return fmt.Errorf("agentrl: %s: the base model is nil: pass the agent to train (MakeRLBase)", fn)
-	case tok == nil:
-		return fmt.Errorf("agentrl: %s: the tokenizer is nil: pass the chapter's (BuildTokenizer)", fn)
+// Step is one step of train_rl: sample the step's episodes, compute their advantages, update the policy, record
+// the step's statistics (and metrics).
+func (g GRPO) Step(run *Run, step int, rng *rand.Rand) error {
+	if run.Base != nil {
+		run.Policy.SetAnchor(run.Base) // cfg.KLCoef's reference, also after a resume
 	}
-	return checkTraining(fn, tasks, cfg, steps)
+	cfg := g.cfgAt(step)
+	factory := EnvFactoryOf(cfg)
+	if g.Env != nil {
+		factory = g.Env.NewEnv
+	}
+	if g.LogEpisodes {
+		factory = loggedTasks(factory, run)
+	}
+	trajs, stepTasks, err := SampleStep(run.Policy, factory, g.Tasks, g.Tok, cfg, rng)
+	if err != nil {
+		return err
+	}
+	sb := StepBatch{Step: step, Cfg: cfg, Trajs: trajs, Tasks: stepTasks, Batch: Collate(trajs, g.Tok.PadID), Critic: run.Critic}
+	var advantages Advantages = AdvantageFunc(GroupAdvantages)
+	if g.Advantages != nil {
+		advantages = g.Advantages
+	}
+	adv, err := advantages.Advantages(sb)
+	if err == nil {
+		err = checkAdvantages(adv, sb.Batch)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := RLUpdate(run.Policy, sb.Batch, adv, cfg, rng); err != nil {
+		return err
+	}
+	run.History = append(run.History, StepStats{Step: step, Stats: BehaviorStats(trajs)})
+	for _, m := range g.Metrics {
+		if run.Metrics == nil {
+			run.Metrics = make(map[string][]float64, len(g.Metrics))
+		}
+		run.Metrics[m.Name] = append(run.Metrics[m.Name], m.Of.Metric(sb))
+	}
+	return nil
 }
 
 // checkTraining returns an error, naming what to change, for a GRPO run of steps steps with cfg on tasks that
 // would be wrong or meaningless: an invalid cfg, no steps, too few tasks, or groups of one episode (whose
 // group-normalized advantages are all zero, so nothing would be learned).
-func checkTraining(fn string, tasks []Task, cfg RLConfig, steps int) error {
+func checkTraining(tasks []Task, cfg RLConfig, steps int) error {
 	var errs []error
 	if steps < 1 {
 		errs = append(errs, fmt.Errorf("steps = %d, want >= 1", steps))
@@ -204,8 +215,5 @@ func checkTraining(fn string, tasks []Task, cfg RLConfig, steps int) error {
 	} else if cfg.GroupSize < 2 {
 		errs = append(errs, fmt.Errorf("GroupSize = %d, want >= 2: GRPO normalizes each reward within its group, so a group of one episode has a zero advantage and trains nothing", cfg.GroupSize))
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("agentrl: %s: %w", fn, err)
-	}
-	return nil
+	return errors.Join(errs...)
 }

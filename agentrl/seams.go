@@ -1,13 +1,10 @@
 package agentrl
 
-// The seams of the GRPO loop: what TrainedRun lets a caller change without copying the loop. Each one is a
-// RunOption; a function it holds enters the run's key by its code (FuncCode), as TrainedRun's environment
-// factory does, so that editing a reader's function trains anew while an unchanged one loads the stored run.
+// The seams of the GRPO loop: what a GRPO run lets a caller change without copying the loop. Each one is a field
+// of GRPO, set directly or by a RunOption; its value (an estimator's parameters, an environment's arguments) and
+// its code name the run.
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,7 +13,7 @@ import (
 )
 
 // StepBatch is one training step's sample as the seams see it: the episodes, the renamed task each one was
-// sampled on, their collated batch, the step's configuration and the run's critic (WithCritic; nil without one).
+// sampled on, their collated batch, the step's configuration and the run's critic (GRPO.Critic; nil without one).
 // A seam may train the critic in place; it must not change the other fields.
 type StepBatch struct {
 	Step   int
@@ -27,8 +24,19 @@ type StepBatch struct {
 	Critic *gomlxmodel.Critic
 }
 
-// AdvantageFunc returns the per-token advantages [B][T-1] that a step's update weighs the batch's tokens with.
+// Advantages computes the per-token advantages [B][T-1] that a step's update weighs the batch's tokens with. A
+// value of a type with this method is keyed by its fields and its code (see GRPO): write an estimator's
+// parameters as its fields.
+type Advantages interface {
+	Advantages(s StepBatch) ([][]float32, error)
+}
+
+// AdvantageFunc is an Advantages that is a function. A function literal that captures variables cannot be keyed
+// (their values are not in its code): write those as the fields of a type with an Advantages method instead.
 type AdvantageFunc func(s StepBatch) ([][]float32, error)
+
+// Advantages calls f.
+func (f AdvantageFunc) Advantages(s StepBatch) ([][]float32, error) { return f(s) }
 
 // GroupAdvantages is TrainRL's advantage: each episode's group-normalized reward (ComputeAdvantages), shared by
 // all its policy tokens.
@@ -36,166 +44,135 @@ func GroupAdvantages(s StepBatch) ([][]float32, error) {
 	return BroadcastAdvantages(ComputeAdvantages(s.Batch.Rewards, s.Cfg.GroupSize), s.Batch.Mask()), nil
 }
 
-// MetricFunc is a per-step metric of a run (Run.Metrics), computed on the step's sample after its update.
+// StepMetric is a per-step metric of a run, computed on the step's sample after its update.
+type StepMetric interface {
+	Metric(s StepBatch) float64
+}
+
+// MetricFunc is a StepMetric that is a function (a function literal must capture nothing, as for AdvantageFunc).
 type MetricFunc func(s StepBatch) float64
 
-// RunOption changes what TrainedRun trains. Options are applied in order; an invalid one makes TrainedRun return
-// an error before anything is keyed, loaded or printed.
-type RunOption func(*runOptions) error
+// Metric calls f.
+func (f MetricFunc) Metric(s StepBatch) float64 { return f(s) }
 
-// runOptions are TrainedRun's seams; the zero value is the book's train_rl.
-type runOptions struct {
-	advantages     AdvantageFunc
-	metrics        []namedMetric
-	schedule       func(step int) RLConfig
-	critic         *gomlxmodel.Critic
-	freshOptimizer bool
-	keyParts       []any // what the options add to the run's key, in the order given
+// Metric is a named per-step metric: Run.Metrics[Name][k] is Of's value at step k.
+type Metric struct {
+	Name string
+	Of   StepMetric
 }
 
-type namedMetric struct {
-	name string
-	f    MetricFunc
+// EnvMaker makes a run's environments, one per episode. A value of a type with this method is keyed by its fields
+// and code: write an environment's arguments as its fields (EarlyStop). EnvFactory is one.
+type EnvMaker interface {
+	NewEnv() (Env, error)
 }
 
-// WithAdvantages replaces the step's advantages (GroupAdvantages) by f's. The update then runs on f's result,
-// which must be [B][T-1] for the step's batch. f's code is part of the run's key, and so are params: the values
-// f captures that its code does not show (a scheme, a λ), which must be JSON-encodable.
-func WithAdvantages(f AdvantageFunc, params ...any) RunOption {
-	return func(o *runOptions) error {
-		if f == nil {
-			return errors.New("WithAdvantages(nil): pass an AdvantageFunc, or leave the option out for GroupAdvantages")
+// NewEnv calls f.
+func (f EnvFactory) NewEnv() (Env, error) { return f() }
+
+// RunOption sets a seam of a GRPO run (see GRPO's fields); an invalid one is an error before anything is loaded,
+// trained or printed.
+type RunOption func(*GRPO) error
+
+// WithAdvantages replaces the step's advantages (GroupAdvantages) by a's. The update then runs on a's result,
+// which must be [B][T-1] for the step's batch.
+func WithAdvantages(a Advantages) RunOption {
+	return func(g *GRPO) error {
+		switch {
+		case a == nil:
+			return errors.New("WithAdvantages(nil): pass an Advantages, or leave the option out for GroupAdvantages")
+		case g.Advantages != nil:
+			return errors.New("WithAdvantages given twice: pass one Advantages")
 		}
-		if o.advantages != nil {
-			return errors.New("WithAdvantages given twice: pass one AdvantageFunc")
+		if f, ok := a.(AdvantageFunc); ok && f == nil {
+			return errors.New("WithAdvantages: the AdvantageFunc is nil")
 		}
-		code, err := FuncCode(f)
-		if err != nil {
-			return fmt.Errorf("WithAdvantages: %w", err)
-		}
-		for i, p := range params {
-			if _, err := json.Marshal(p); err != nil {
-				return fmt.Errorf("WithAdvantages: parameter %d (%T) cannot be keyed: %w; pass numbers, strings or structs of them", i, p, err)
-			}
-		}
-		o.advantages = f
-		o.keyParts = append(o.keyParts, "advantages", code, params)
+		g.Advantages = a
 		return nil
 	}
 }
 
-// WithMetric records f of every step's sample in the run as Run.Metrics[name][step]. name must be
-// non-empty and unique among the run's metrics; f's code is part of the run's key.
-func WithMetric(name string, f MetricFunc) RunOption {
-	return func(o *runOptions) error {
+// WithMetric records m of every step's sample in the run as Run.Metrics[name][step]. name must be non-empty and
+// unique among the run's metrics.
+func WithMetric(name string, m StepMetric) RunOption {
+	return func(g *GRPO) error {
 		switch {
 		case strings.TrimSpace(name) == "":
 			return errors.New("WithMetric: the name is empty: name the metric as the history should show it")
-		case f == nil:
-			return fmt.Errorf("WithMetric(%q, nil): pass the function that computes the metric", name)
+		case m == nil:
+			return fmt.Errorf("WithMetric(%q, nil): pass the metric", name)
 		}
-		for _, m := range o.metrics {
-			if m.name == name {
+		for _, have := range g.Metrics {
+			if have.Name == name {
 				return fmt.Errorf("WithMetric: two metrics named %q: give each its own name", name)
 			}
 		}
-		code, err := FuncCode(f)
-		if err != nil {
-			return fmt.Errorf("WithMetric(%q): %w", name, err)
-		}
-		o.metrics = append(o.metrics, namedMetric{name, f})
-		o.keyParts = append(o.keyParts, "metric", name, code)
+		g.Metrics = append(g.Metrics, Metric{Name: name, Of: m})
 		return nil
 	}
 }
 
-// WithSchedule trains step k with cfgAt(k) instead of TrainedRun's cfg (a curriculum, a ramped cost): its
-// sampling, reward, update and, when TrainedRun's factory is nil, its environments (MakeEnv(cfgAt(k))). The run's
-// generator is still seeded with TrainedRun's cfg.Seed. Every step's configuration is checked, and all of them,
-// not cfgAt's code, are part of the run's key.
+// WithSchedule trains step k with cfgAt(k) instead of the run's Cfg (a curriculum, a ramped cost): its sampling,
+// reward, update and, without an Env, its environments (MakeEnv(cfgAt(k))). It sets GRPO.Schedule to the
+// configurations of all the run's steps (the run's Steps must be set first), which name the run; the run's
+// generator is still seeded with Cfg.Seed.
 func WithSchedule(cfgAt func(step int) RLConfig) RunOption {
-	return func(o *runOptions) error {
-		if cfgAt == nil {
+	return func(g *GRPO) error {
+		switch {
+		case cfgAt == nil:
 			return errors.New("WithSchedule(nil): pass the configuration of each step, or leave the option out")
-		}
-		if o.schedule != nil {
+		case g.Schedule != nil:
 			return errors.New("WithSchedule given twice: pass one schedule")
+		case g.Steps < 1:
+			return fmt.Errorf("WithSchedule: the run has %d steps: set its steps first", g.Steps)
 		}
-		o.schedule = cfgAt
-		return nil // its key part, the configurations of all steps, is added once steps is known (scheduleKey)
+		g.Schedule = make([]RLConfig, g.Steps)
+		for k := range g.Schedule {
+			g.Schedule[k] = cfgAt(k)
+			if err := g.Schedule[k].Validate(); err != nil {
+				return fmt.Errorf("WithSchedule: step %d: %w", k, err)
+			}
+		}
+		return nil
 	}
 }
 
 // WithCritic gives the run a critic: a copy of c, which the seams see as StepBatch.Critic and may train (an
-// AdvantageFunc that bootstraps from it, and regresses it on the step's returns); the trained critic is stored
-// as Run.Critic. c's weights and optimizer state are part of the run's key.
+// Advantages that bootstraps from it, and regresses it on the step's returns); the trained critic is stored as
+// Run.Critic.
 func WithCritic(c *gomlxmodel.Critic) RunOption {
-	return func(o *runOptions) error {
-		if c == nil {
+	return func(g *GRPO) error {
+		switch {
+		case c == nil:
 			return errors.New("WithCritic(nil): pass a critic (gomlxmodel.NewCritic), or leave the option out")
-		}
-		if o.critic != nil {
+		case g.Critic != nil:
 			return errors.New("WithCritic given twice: pass one critic")
 		}
-		id, err := criticFingerprint(c)
-		if err != nil {
-			return fmt.Errorf("WithCritic: %w", err)
-		}
-		o.critic = c
-		o.keyParts = append(o.keyParts, "critic", id)
+		g.Critic = c
 		return nil
 	}
 }
 
 // FreshOptimizer starts the run's policy with a fresh Adam (zero moments, step count 0), as the book's train_rl
-// does, instead of the optimizer state that the base model carries. Without it a run continues base's Adam: the
-// two are the same for a base agent (BaseFrom and TrainBase reset its optimizer) and differ for a policy that was
-// itself trained (a Run's Policy), whose moments the run then continues.
+// does, instead of the optimizer state that the base model carries (see GRPO.FreshOptimizer).
 func FreshOptimizer() RunOption {
-	return func(o *runOptions) error {
-		if !o.freshOptimizer {
-			o.freshOptimizer = true
-			o.keyParts = append(o.keyParts, "fresh_optimizer")
-		}
+	return func(g *GRPO) error {
+		g.FreshOptimizer = true
 		return nil
 	}
 }
 
-// applyRunOptions applies opts in order and, for a schedule, checks the configurations of steps steps and adds
-// them to the key.
-func applyRunOptions(fn string, steps int, opts []RunOption) (*runOptions, error) {
-	o := &runOptions{}
+// With returns g with opts applied in order, or the first option's error.
+func (g GRPO) With(opts ...RunOption) (GRPO, error) {
 	for i, opt := range opts {
 		if opt == nil {
-			return nil, fmt.Errorf("agentrl: %s: option %d is nil: leave it out", fn, i)
+			return g, fmt.Errorf("agentrl: run option %d is nil: leave it out", i)
 		}
-		if err := opt(o); err != nil {
-			return nil, fmt.Errorf("agentrl: %s: %w", fn, err)
+		if err := opt(&g); err != nil {
+			return g, fmt.Errorf("agentrl: %w", err)
 		}
 	}
-	if o.schedule != nil && steps >= 1 {
-		cfgs := make([]RLConfig, steps)
-		for k := range cfgs {
-			cfgs[k] = o.schedule(k)
-			if err := cfgs[k].Validate(); err != nil {
-				return nil, fmt.Errorf("agentrl: %s: WithSchedule: step %d: %w", fn, k, err)
-			}
-			if cfgs[k].GroupSize < 2 {
-				return nil, fmt.Errorf("agentrl: %s: WithSchedule: step %d: GroupSize = %d, want >= 2", fn, k, cfgs[k].GroupSize)
-			}
-		}
-		o.keyParts = append(o.keyParts, "schedule", cfgs)
-	}
-	return o, nil
-}
-
-// criticFingerprint is Fingerprint for a critic.
-func criticFingerprint(c *gomlxmodel.Critic) (string, error) {
-	h := sha256.New()
-	if _, err := c.WriteTo(h); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16], nil
+	return g, nil
 }
 
 // checkAdvantages returns an error unless adv is [B][T-1] for batch.

@@ -14,19 +14,23 @@ func NewEarlyStopEnv(maxTurns int, reward RewardFunc, maxEdits, maxInvalid int) 
 	return &EarlyStopEnv{EditBudgetEnv: e, MaxInvalid: maxInvalid}, nil
 }
 
-// EarlyStopFactory makes cfg's environments (MakeEnv's) as EarlyStopEnv: an episode stops without a submission at
-// its maxInvalid-th malformed or unknown call.
-func EarlyStopFactory(cfg RLConfig, maxInvalid int) EnvFactory {
-	return func() (Env, error) {
-		if maxInvalid < 1 {
-			return nil, fmt.Errorf("early stop env: max invalid %d < 1", maxInvalid)
-		}
-		env, err := MakeEnv(cfg)
-		if err != nil {
-			return nil, err
-		}
-		return &EarlyStopEnv{EditBudgetEnv: env.(*EditBudgetEnv), MaxInvalid: maxInvalid}, nil
+// EarlyStop makes Cfg's environments (MakeEnv's) as EarlyStopEnv: an episode stops without a submission at its
+// MaxInvalid-th malformed or unknown call. As a value it names its environments by both fields.
+type EarlyStop struct {
+	Cfg        RLConfig
+	MaxInvalid int
+}
+
+// NewEnv makes one environment.
+func (e EarlyStop) NewEnv() (Env, error) {
+	if e.MaxInvalid < 1 {
+		return nil, fmt.Errorf("early stop env: max invalid %d < 1", e.MaxInvalid)
 	}
+	env, err := MakeEnv(e.Cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &EarlyStopEnv{EditBudgetEnv: env.(*EditBudgetEnv), MaxInvalid: e.MaxInvalid}, nil
 }
 
 // NewMixedTurnEnv is MixedTurnEnv(max_turns, reward, max_edits).

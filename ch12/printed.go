@@ -7,16 +7,15 @@ import (
 	"os"
 	"strings"
 
-	"github.com/agentrl-go/agentrl/agentrl"
-	"github.com/agentrl-go/agentrl/gomlxmodel"
+	"github.com/agentrl-go/agentrl/codekey"
+	"github.com/agentrl-go/agentrl/store"
 )
 
 // Printed writes to standard output what report writes, stored like a training run: the first program to call it
 // runs report and stores the text under name; a later program (the next cell, the notebook executed again) prints
-// the stored text instead of sampling again. The key holds report's code and all the code it reaches
-// (agentrl.FuncCode), the library's code and the backend (agentrl.Key), and parts: what report reads that its code
-// does not compute (seeds, configurations); a *gomlxmodel.Model part is keyed by its fingerprint. Editing the
-// cell's code therefore runs report again.
+// the stored text instead of sampling again. The key holds report's code and all the code it reaches, and parts
+// (codekey.Key): a report that captures a value its code does not determine (a parameter of the function around
+// it) is refused, with a message that says how to make it keyable. Editing the cell's code runs report again.
 func (c *Chapter) Printed(name string, report func(w io.Writer) error, parts ...any) error {
 	return c.printed(os.Stdout, name, report, parts...)
 }
@@ -26,22 +25,11 @@ func (c *Chapter) printed(out io.Writer, name string, report func(w io.Writer) e
 	if report == nil {
 		return errors.New("ch12: Printed: report is nil")
 	}
-	code, err := agentrl.FuncCode(report)
+	key, err := codekey.Key(name, append([]any{report}, parts...)...)
 	if err != nil {
-		return fmt.Errorf("ch12: Printed(%s): %w", name, err)
+		return fmt.Errorf("ch12: Printed: %w", err)
 	}
-	keyed := []any{"report code", code}
-	for i, p := range parts {
-		if m, ok := p.(*gomlxmodel.Model); ok {
-			id, err := agentrl.Fingerprint(m)
-			if err != nil {
-				return fmt.Errorf("ch12: Printed(%s): part %d: %w", name, i, err)
-			}
-			p = "model " + id
-		}
-		keyed = append(keyed, p)
-	}
-	text, err := agentrl.Cached(c.Store, agentrl.Key(name, keyed...), textCodec, func() (string, error) {
+	text, err := store.Cached(c.Store, key, textCodec, func() (string, error) {
 		var b strings.Builder
 		err := report(&b)
 		return b.String(), err
@@ -54,7 +42,7 @@ func (c *Chapter) printed(out io.Writer, name string, report func(w io.Writer) e
 }
 
 // textCodec stores a report's text as it was written.
-var textCodec = agentrl.Codec[string]{
+var textCodec = store.Codec[string]{
 	Encode: func(w io.Writer, s string) error { _, err := io.WriteString(w, s); return err },
 	Decode: func(r io.Reader) (string, error) {
 		b, err := io.ReadAll(r)

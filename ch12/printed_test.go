@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrl-go/agentrl/agentrl"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
+	"github.com/agentrl-go/agentrl/store"
 )
 
 // reportCalls counts how often countingReport ran.
@@ -26,7 +26,7 @@ func otherReport(w io.Writer) error {
 }
 
 func TestPrinted(t *testing.T) {
-	t.Setenv(agentrl.CacheEnv, t.TempDir())
+	t.Setenv(store.Env, t.TempDir())
 	ch, err := Setup()
 	if err != nil {
 		t.Fatal(err)

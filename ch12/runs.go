@@ -1,124 +1,129 @@
 package ch12
 
 import (
+	"errors"
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/codekey"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
+	"github.com/agentrl-go/agentrl/runs"
+	"github.com/agentrl-go/agentrl/store"
 )
 
-// The chapter's training runs, defined once for the notebooks and the commands that repeat them (cmd/seeds): a
-// run asked for by a notebook's cell and by a command under the same settings has one key, so the second loads
-// what the first stored. The functions a run takes (an advantage, a critic's warm-up, a context policy and its
-// step) are keyed by their code (agentrl.FuncCode): a notebook's unedited copy of agentrl's code keys as agentrl's
-// own function, and an edited copy keys apart.
+// The chapter's training runs, defined once for the notebooks and the commands that repeat them (cmd/seeds). A run
+// is a value (agentrl.Loop): its key is that value, with the base agent it starts from and the chapter's tasks and
+// tokenizer (runs.Train), so a run asked for by a notebook's cell and by a command under the same settings has one
+// key, and any change of a setting, an argument or the code a run reaches trains anew.
 
 // Steps is the length of the chapter's training runs, the book's 40 GRPO steps.
 const Steps = 40
 
-// Env is the environment of a run: Name, part of the run's key, names what New makes. The zero Env is the
-// configuration's own environment (agentrl.MakeEnv). Tasks, when not nil, replaces the training tasks.
+// Env is the environment of a run: New makes its environments (nil: the configuration's own, agentrl.MakeEnv), and
+// Tasks, when not nil, replaces the training tasks. Both are part of the run's value.
 type Env struct {
-	Name  string
-	New   agentrl.EnvFactory
+	New   agentrl.EnvMaker
 	Tasks []agentrl.Task
 }
 
-// Run trains (or loads) the chapter's run of cfg: Steps steps of GRPO's loop (agentrl.TrainedRun) on a copy of the
-// base agent, on the training tasks, in cfg's environment. opts are TrainedRun's seams.
+// Run trains (or loads) the chapter's run of cfg: Steps steps of GRPO's loop (agentrl.GRPO) on a copy of the base
+// agent, on the training tasks, in cfg's environment, logging every episode. opts are GRPO's seams.
 func (c *Chapter) Run(cfg agentrl.RLConfig, opts ...agentrl.RunOption) (*agentrl.Run, error) {
 	return c.RunIn(Env{}, cfg, opts...)
 }
 
 // RunIn is Run in env's environments (and on its tasks, if it names them).
 func (c *Chapter) RunIn(env Env, cfg agentrl.RLConfig, opts ...agentrl.RunOption) (*agentrl.Run, error) {
-	base, err := c.Base()
+	g, err := c.GRPO(env, cfg, opts...)
 	if err != nil {
 		return nil, err
 	}
+	return c.RunLoop(g)
+}
+
+// RunFrom is Run from another base agent than the chapter's (a policy trained otherwise, a base of another recipe).
+func (c *Chapter) RunFrom(base *gomlxmodel.Model, cfg agentrl.RLConfig, opts ...agentrl.RunOption) (*agentrl.Run, error) {
+	g, err := c.GRPO(Env{}, cfg, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return c.RunLoopFrom(base, g)
+}
+
+// GRPO is the value of the chapter's GRPO run of cfg in env with opts, checked.
+func (c *Chapter) GRPO(env Env, cfg agentrl.RLConfig, opts ...agentrl.RunOption) (agentrl.GRPO, error) {
 	tasks := c.Train
 	if env.Tasks != nil {
 		tasks = env.Tasks
 	}
-	return agentrl.TrainedRun(c.Store, base, c.Tok, tasks, cfg, Steps, env.Name, env.New, opts...)
+	g, err := agentrl.GRPO{Tasks: tasks, Tok: c.Tok, Cfg: cfg, Steps: Steps, Env: env.New, LogEpisodes: true}.With(opts...)
+	if err != nil {
+		return g, err
+	}
+	return g, g.Check()
+}
+
+// RunLoop trains (or loads) loop from the chapter's base agent (runs.Train), with the chapter's tasks and tokenizer
+// in its key besides loop's value and code: a loop written in a cell may read them. loop is checked (when it has a
+// Check method) before the base agent is made or loaded.
+func (c *Chapter) RunLoop(loop agentrl.Loop) (*agentrl.Run, error) {
+	if err := check(loop); err != nil {
+		return nil, err
+	}
+	if _, err := codekey.Of(loop); err != nil { // refused before the base agent is made
+		return nil, fmt.Errorf("ch12: %w", err)
+	}
+	base, err := c.Base()
+	if err != nil {
+		return nil, err
+	}
+	return c.RunLoopFrom(base, loop)
+}
+
+// RunLoopFrom is RunLoop from base instead of the chapter's base agent.
+func (c *Chapter) RunLoopFrom(base *gomlxmodel.Model, loop agentrl.Loop) (*agentrl.Run, error) {
+	if err := check(loop); err != nil {
+		return nil, err
+	}
+	return runs.Train(c.Store, base, loop, c.Train, c.HeldOutTasks, c.Tok)
+}
+
+// check checks loop, when it can say why it cannot run.
+func check(loop agentrl.Loop) error {
+	if loop == nil {
+		return errors.New("ch12: the loop is nil")
+	}
+	if c, ok := loop.(interface{ Check() error }); ok {
+		return c.Check()
+	}
+	return nil
 }
 
 // WarmFunc warms up a critic for base on tasks under cfg's rewards (12.2's WarmCritic).
 type WarmFunc func(base *gomlxmodel.Model, tasks []agentrl.Task, tok *agentrl.Tokenizer, cfg agentrl.RLConfig) (*gomlxmodel.Critic, error)
 
 // Critic returns warm's critic for the base agent on the training tasks under cfg (12.2's warmed-up critic),
-// computed once and stored, keyed by the base agent, the tasks, cfg and warm's code.
+// computed once and stored, keyed by the base agent, the tasks, the tokenizer, cfg and warm's code (a warm-up that
+// captures values its code does not determine is refused).
 func (c *Chapter) Critic(cfg agentrl.RLConfig, warm WarmFunc) (*gomlxmodel.Critic, error) {
 	if warm == nil {
 		return nil, fmt.Errorf("ch12: Critic: warm is nil: pass the warm-up (agentrl.WarmCritic)")
 	}
-	base, parts, err := c.fromBase(warm)
-	if err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	key := agentrl.Key("12.2/critic", append([]any{c.Train, c.Tok.Itos, cfg}, parts...)...)
-	return agentrl.Cached(c.Store, key, agentrl.CriticCodec(), func() (*gomlxmodel.Critic, error) {
-		return warm(base, c.Train, c.Tok, cfg)
-	})
-}
-
-// ContextView is a context policy's type: agentrl.ContextPolicy, or a notebook's copy of it.
-type ContextView interface {
-	~func(ids []int32, owner []agentrl.Owner, turn []int32, k int) []int32
-}
-
-// ContextRun trains (or loads) 12.4's train_context: Steps calls of step on a copy of the base agent, on the training
-// tasks, every call seeing viewOf's view, drawing from one generator seeded with cfg.Seed; its history holds each
-// step's episode statistics (step is agentrl.ContextStep, or a notebook's copy of it, with its own ContextPolicy). It
-// is stored and resumable after an interrupt (agentrl.ResumableRun). view names viewOf in the key, which also holds
-// the code of viewOf and step: a function's code does not show the values it captures (KeepObs(1) and KeepObs(0)
-// share theirs), so view must tell them apart ("keep_obs=1").
-func ContextRun[V ContextView](c *Chapter, view string, viewOf V,
-	step func(*gomlxmodel.Model, []agentrl.Task, *agentrl.Tokenizer, V, agentrl.RLConfig, *rand.Rand) ([]agentrl.Trajectory, error),
-	cfg agentrl.RLConfig) (*agentrl.Run, error) {
-	if viewOf == nil || step == nil {
-		return nil, fmt.Errorf("ch12: ContextRun(%q): pass a context policy (agentrl.KeepObs) and its step (agentrl.ContextStep)", view)
+	if _, err := codekey.Of(warm); err != nil { // refused before the base agent is made
+		return nil, fmt.Errorf("ch12: Critic: %w", err)
 	}
-	base, parts, err := c.fromBase(viewOf, step)
-	if err != nil {
-		return nil, err
-	}
-	key := agentrl.Key("12.4/train_context", append([]any{c.Train, c.Tok.Itos, cfg, Steps, view}, parts...)...)
-	return agentrl.ResumableRun(c.Store, key, agentrl.Loop{Name: "train_context", Steps: Steps, Seed: cfg.Seed,
-		Start: func() (*agentrl.Run, error) {
-			policy, err := base.Clone()
-			return &agentrl.Run{Policy: policy}, err
-		},
-		Step: func(run *agentrl.Run, i int, rng *rand.Rand) error {
-			run.Policy.SetAnchor(base) // cfg.KLCoef's reference, also after a resume
-			trajs, err := step(run.Policy, c.Train, c.Tok, viewOf, cfg, rng)
-			if err == nil {
-				run.History = append(run.History, agentrl.StepStats{Step: i, Stats: agentrl.BehaviorStats(trajs)})
-			}
-			return err
-		},
-	})
-}
-
-// fromBase returns the base agent and the parts of the key of a result computed from it by the functions fns: the
-// base agent's fingerprint and the code of each function (agentrl.FuncCode).
-func (c *Chapter) fromBase(fns ...any) (*gomlxmodel.Model, []any, error) {
 	base, err := c.Base()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	id, err := agentrl.Fingerprint(base)
+	key, err := codekey.Key("12.2/critic", base, warm, c.Train, c.Tok, cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, fmt.Errorf("ch12: Critic: %w", err)
 	}
-	parts := []any{id}
-	for _, f := range fns {
-		code, err := agentrl.FuncCode(f)
-		if err != nil {
-			return nil, nil, err
-		}
-		parts = append(parts, code)
-	}
-	return base, parts, nil
+	return store.Cached(c.Store, key, runs.CriticCodec(), func() (*gomlxmodel.Critic, error) {
+		return warm(base, c.Train, c.Tok, cfg)
+	})
 }

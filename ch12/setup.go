@@ -3,11 +3,15 @@ package ch12
 import (
 	"encoding/gob"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 
 	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/codekey"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
+	"github.com/agentrl-go/agentrl/runs"
+	"github.com/agentrl-go/agentrl/store"
 )
 
 // HeldOutEpisodes is the number of episodes per held-out task of HeldOut, the book's held_out.
@@ -21,7 +25,7 @@ type Chapter struct {
 	Tok          *agentrl.Tokenizer // over every task (training and held-out)
 	Train        []agentrl.Task     // the 20 training tasks
 	HeldOutTasks []agentrl.Task     // the 10 held-out tasks
-	Store        *agentrl.Store     // the result store ($AGENTRL_CACHE, else the user's cache directory)
+	Store        *store.Store       // the result store ($AGENTRL_CACHE, else the user's cache directory)
 
 	base func() (*gomlxmodel.Model, error)
 }
@@ -34,17 +38,17 @@ func Setup() (*Chapter, error) { return SetupWith(agentrl.DefaultBaseConfig()) }
 // SetupWith is Setup with base as the recipe of the RL base agent (another draw, other demonstrations), which Base
 // then makes or loads; every run of the chapter starts from it.
 func SetupWith(base agentrl.BaseConfig) (*Chapter, error) {
-	store, err := agentrl.DefaultStore()
+	s, err := store.Default()
 	if err != nil {
 		return nil, err
 	}
-	return SetupIn(store, base)
+	return SetupIn(s, base)
 }
 
 // SetupIn is SetupWith on store instead of the default result store (a command's temporary store, for one).
-func SetupIn(store *agentrl.Store, base agentrl.BaseConfig) (*Chapter, error) {
-	if store == nil {
-		return nil, errors.New("ch12: SetupIn: the store is nil: open one with agentrl.OpenStore")
+func SetupIn(s *store.Store, base agentrl.BaseConfig) (*Chapter, error) {
+	if s == nil {
+		return nil, errors.New("ch12: SetupIn: the store is nil: open one with store.Open")
 	}
 	all, err := agentrl.MakeTasks(agentrl.SplitAll)
 	if err != nil {
@@ -58,8 +62,8 @@ func SetupIn(store *agentrl.Store, base agentrl.BaseConfig) (*Chapter, error) {
 	if err != nil {
 		return nil, err
 	}
-	installStatus(store)
-	c := &Chapter{Tok: agentrl.BuildTokenizer(all), Train: train, HeldOutTasks: heldOut, Store: store}
+	installStatus(s)
+	c := &Chapter{Tok: agentrl.BuildTokenizer(all), Train: train, HeldOutTasks: heldOut, Store: s}
 	return c.WithBase(base)
 }
 
@@ -71,7 +75,7 @@ func (c *Chapter) WithBase(base agentrl.BaseConfig) (*Chapter, error) {
 	}
 	with := &Chapter{Tok: c.Tok, Train: c.Train, HeldOutTasks: c.HeldOutTasks, Store: c.Store}
 	with.base = sync.OnceValues(func() (*gomlxmodel.Model, error) {
-		return agentrl.BaseFrom(with.Store, with.Tok, base)
+		return runs.Base(with.Store, agentrl.BaseRun{Config: base, Tasks: with.Train, Tok: with.Tok})
 	})
 	return with, nil
 }
@@ -82,24 +86,48 @@ func (c *Chapter) Base() (*gomlxmodel.Model, error) { return c.base() }
 
 // HeldOut is the book's held_out: behavior statistics of policy on the held-out tasks in cfg's environment,
 // HeldOutEpisodes episodes per task sampled with generator seed HeldOutSeed. It is stored like a training run,
-// keyed by the policy's fingerprint and everything else the evaluation reads, so a chapter executed again loads it
-// instead of compiling and sampling again.
+// keyed by everything the evaluation reads, so a chapter executed again loads it instead of sampling again.
 func (c *Chapter) HeldOut(policy *gomlxmodel.Model, cfg agentrl.RLConfig) (agentrl.Stats, error) {
+	return c.HeldOutIn(nil, policy, cfg)
+}
+
+// HeldOutIn is HeldOut in env's environments (nil: cfg's own), for a run trained in an environment of its own.
+func (c *Chapter) HeldOutIn(env agentrl.EnvMaker, policy *gomlxmodel.Model, cfg agentrl.RLConfig) (agentrl.Stats, error) {
+	if policy == nil {
+		return agentrl.Stats{}, errors.New("ch12: HeldOut: the policy is nil")
+	}
 	if err := cfg.Validate(); err != nil {
 		return agentrl.Stats{}, err
 	}
-	id, err := agentrl.Fingerprint(policy)
+	e := evaluation{Policy: policy, Cfg: cfg, Env: env, Tasks: c.HeldOutTasks, Tok: c.Tok, N: HeldOutEpisodes, Seed: HeldOutSeed}
+	key, err := codekey.Key("held_out", e)
 	if err != nil {
-		return agentrl.Stats{}, err
+		return agentrl.Stats{}, fmt.Errorf("ch12: HeldOut: %w", err)
 	}
-	key := agentrl.Key("held_out", id, cfg, c.HeldOutTasks, c.Tok.Itos, HeldOutEpisodes, HeldOutSeed)
-	return agentrl.Cached(c.Store, key, statsCodec, func() (agentrl.Stats, error) {
-		return agentrl.Evaluate(policy, c.HeldOutTasks, c.Tok, HeldOutEpisodes, agentrl.NewRNG(HeldOutSeed), cfg, nil)
-	})
+	return store.Cached(c.Store, key, statsCodec, e.run)
+}
+
+// evaluation is one stored agentrl.Evaluate: its key is this value.
+type evaluation struct {
+	Policy *gomlxmodel.Model
+	Cfg    agentrl.RLConfig
+	Env    agentrl.EnvMaker
+	Tasks  []agentrl.Task
+	Tok    *agentrl.Tokenizer
+	N      int
+	Seed   uint64
+}
+
+func (e evaluation) run() (agentrl.Stats, error) {
+	var factory agentrl.EnvFactory
+	if e.Env != nil {
+		factory = e.Env.NewEnv
+	}
+	return agentrl.Evaluate(e.Policy, e.Tasks, e.Tok, e.N, agentrl.NewRNG(e.Seed), e.Cfg, factory)
 }
 
 // statsCodec stores behavior statistics (gob writes float64s exactly).
-var statsCodec = agentrl.Codec[agentrl.Stats]{
+var statsCodec = store.Codec[agentrl.Stats]{
 	Encode: func(w io.Writer, s agentrl.Stats) error { return gob.NewEncoder(w).Encode(s) },
 	Decode: func(r io.Reader) (agentrl.Stats, error) {
 		var s agentrl.Stats

@@ -6,10 +6,11 @@ import (
 
 	"github.com/agentrl-go/agentrl/agentrl"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
+	"github.com/agentrl-go/agentrl/store"
 )
 
 func TestSetupLoadsNothingAndHeldOutIsStored(t *testing.T) {
-	t.Setenv(agentrl.CacheEnv, t.TempDir())
+	t.Setenv(store.Env, t.TempDir())
 	ch, err := Setup()
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/store"
 	"github.com/janpfeifer/gonb/gonbui"
 	"github.com/janpfeifer/gonb/gonbui/protocol"
 )
@@ -118,12 +118,12 @@ var cellStatus = sync.OnceValue(func() *Status {
 // installStatus makes the cell program's Status (one per program, whatever the number of stores) the
 // destination of store's notices and progress lines, with a progress line at most every
 // NotebookProgressInterval; outside GoNB it does nothing (the notices go to stderr).
-func installStatus(store *agentrl.Store) {
+func installStatus(s *store.Store) {
 	if !gonbui.IsNotebook {
 		return
 	}
-	store.Notices = cellStatus()
-	store.ProgressEvery = NotebookProgressInterval
+	s.Notices = cellStatus()
+	s.ProgressEvery = NotebookProgressInterval
 }
 
 // syncWithin waits until GoNB has passed on what was sent to it, so that the cell's stdout written afterwards shows

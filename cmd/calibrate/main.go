@@ -34,6 +34,7 @@ import (
 
 	"github.com/agentrl-go/agentrl/agentrl"
 	"github.com/agentrl-go/agentrl/ch12"
+	"github.com/agentrl-go/agentrl/store"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 	"github.com/agentrl-go/agentrl/internal/recipe"
 )
@@ -90,7 +91,7 @@ Flags:
 		return
 	}
 	if err := run(*fresh, base, rl); err != nil {
-		if *fresh && errors.Is(err, agentrl.ErrInterrupted) {
+		if *fresh && errors.Is(err, store.ErrInterrupted) {
 			err = errors.New("interrupted; -fresh computed in a temporary store, now removed, so nothing is kept to resume")
 		}
 		fmt.Fprintln(os.Stderr, "calibrate:", err)
@@ -106,21 +107,21 @@ type lab struct {
 // openLab opens the chapter on the default result store, or on a temporary one (fresh) that cleanup removes.
 func openLab(fresh bool) (l lab, cleanup func(), err error) {
 	cleanup = func() {}
-	var store *agentrl.Store
+	var s *store.Store
 	if fresh {
 		dir, err := os.MkdirTemp("", "agentrl-calibrate-")
 		if err != nil {
 			return l, nil, err
 		}
 		cleanup = func() { os.RemoveAll(dir) }
-		if store, err = agentrl.OpenStore(dir); err != nil {
+		if s, err = store.Open(dir); err != nil {
 			cleanup()
 			return l, nil, err
 		}
-	} else if store, err = agentrl.DefaultStore(); err != nil {
+	} else if s, err = store.Default(); err != nil {
 		return l, nil, err
 	}
-	if l.ch, err = ch12.SetupIn(store, agentrl.DefaultBaseConfig()); err != nil {
+	if l.ch, err = ch12.SetupIn(s, agentrl.DefaultBaseConfig()); err != nil {
 		cleanup()
 		return lab{}, nil, err
 	}

@@ -78,7 +78,7 @@ func (l lab) defaultRun(o *outcome, cfg agentrl.RLConfig) (*agentrl.Run, error) 
 // contextArms trains (or loads) 12.4's keep_obs=1 run of cfg's seed and evaluates it, and the default policy def,
 // under the views 12.4 compares.
 func (l lab) contextArms(o *outcome, def *gomlxmodel.Model, cfg agentrl.RLConfig) error {
-	masked, err := ch12.ContextRun(l.ch, "keep_obs=1", agentrl.KeepObs(1), agentrl.ContextStep, cfg)
+	masked, err := l.ch.RunLoop(agentrl.TrainContext{Tasks: l.ch.Train, Tok: l.ch.Tok, Cfg: cfg, Steps: ch12.Steps, KeepObs: 1})
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func (l lab) earlyStop(seeds []uint64) error {
 		if err != nil {
 			return err
 		}
-		e2, p2, t2, err := sample(agentrl.EarlyStopFactory(cfg, 1), seed)
+		e2, p2, t2, err := sample(agentrl.EarlyStop{Cfg: cfg, MaxInvalid: 1}.NewEnv, seed)
 		if err != nil {
 			return err
 		}
@@ -172,11 +172,8 @@ func (l lab) creditArms(o *outcome, seed uint64) error {
 		return err
 	}
 	for i, scheme := range []string{"token", "turn"} {
-		adv, err := agentrl.CreditAdvantages(scheme, 0.95)
-		if err != nil {
-			return err
-		}
-		if runs[i+1], err = l.ch.Run(costCfg, agentrl.WithCritic(critic), agentrl.WithAdvantages(adv, scheme, 0.95)); err != nil {
+		adv := agentrl.CreditAdvantages{Scheme: scheme, Lambda: 0.95}
+		if runs[i+1], err = l.ch.Run(costCfg, agentrl.WithCritic(critic), agentrl.WithAdvantages(adv)); err != nil {
 			return err
 		}
 	}
@@ -245,7 +242,7 @@ func (l lab) pricedErrors(o *outcome, cfg agentrl.RLConfig) error {
 		cfg  agentrl.RLConfig
 		env  ch12.Env
 		into *agentrl.Stats
-	}{{priced, ch12.Env{}, &o.priced}, {cfg, ch12.Env{Name: "early_stop_1", New: agentrl.EarlyStopFactory(cfg, 1)}, &o.stopped}} {
+	}{{priced, ch12.Env{}, &o.priced}, {cfg, ch12.Env{New: agentrl.EarlyStop{Cfg: cfg, MaxInvalid: 1}}, &o.stopped}} {
 		run, err := l.ch.RunIn(e.env, e.cfg)
 		if err != nil {
 			return err

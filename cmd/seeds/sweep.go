@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentrl-go/agentrl/agentrl"
 	"github.com/agentrl-go/agentrl/ch12"
+	"github.com/agentrl-go/agentrl/runs"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
@@ -51,7 +52,7 @@ func run(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig, seeds, sampling []uint
 		return err
 	}
 	fmt.Printf("numerics %s | base agent %s | RL lr %g, %d minibatches, %d epochs, KL %g | RL seeds %v\n",
-		numerics, agentrl.BaseKey(l.ch.Tok, baseCfg), rl.LR, rl.Minibatches, rl.Epochs, rl.KLCoef, seeds)
+		numerics, baseKey(l.ch, baseCfg), rl.LR, rl.Minibatches, rl.Epochs, rl.KLCoef, seeds)
 	baseHabits, err := readHabits(l.base, l.ch.Tok, l.ch.Train, l.rl.Obs)
 	if err != nil {
 		return err
@@ -134,4 +135,13 @@ func readHabits(policy *gomlxmodel.Model, tok *agentrl.Tokenizer, train []agentr
 func habitsLine(h agentrl.ReadHabits) string {
 	return fmt.Sprintf("P(read) first %.3f | after a read: read %.3f, submit %.3f, edit %.3f, the right edit %.3f",
 		h.First, h.Again, h.Submit, h.Edit, h.RightEdit)
+}
+
+// baseKey is the store's key of the base agent of recipe c for the chapter's tasks and tokenizer.
+func baseKey(ch *ch12.Chapter, c agentrl.BaseConfig) string {
+	key, err := runs.BaseKey(agentrl.BaseRun{Config: c, Tasks: ch.Train, Tok: ch.Tok})
+	if err != nil {
+		return "unkeyable: " + err.Error()
+	}
+	return key
 }

@@ -250,7 +250,7 @@ func cell6() {
 func cell7() {
 	rereading := agentrl.DefaultBaseConfig()
 	rereading.RereadProb = 0.2
-	rereadBase := must(agentrl.BaseFrom(store, tok, rereading))
+	rereadBase := must(must(ch.WithBase(rereading)).Base())
 	defaultArm := budgetArms[0]
 	bases := []struct {
 		name string
@@ -258,7 +258,7 @@ func cell7() {
 		run  *agentrl.Run
 	}{
 		{"our base agent", rlBase(), armRun(defaultArm)},
-		{"re-reading base", rereadBase, must(agentrl.TrainedRun(store, rereadBase, tok, trainTasks, defaultArm.cfg, 40, "", nil))},
+		{"re-reading base", rereadBase, must(ch.RunFrom(rereadBase, defaultArm.cfg))},
 	}
 	reads := func(s agentrl.Stats) float64 { return s.Reads }
 	pass := func(s agentrl.Stats) float64 { return s.PassRate }
@@ -287,14 +287,14 @@ func cell8() {
 	bases := []struct {
 		name string
 		base *gomlxmodel.Model
-	}{{"ours", rlBase()}, {"weaker mapping", must(agentrl.BaseFrom(store, tok, weaker))}}
+	}{{"ours", rlBase()}, {"weaker mapping", must(must(ch.WithBase(weaker)).Base())}}
 	reads := func(s agentrl.Stats) float64 { return s.Reads }
 	pass := func(s agentrl.Stats) float64 { return s.PassRate }
 	fmt.Println("base agent     | after a read: right edit  any edit | arm           | reads up to 0.85 at step | steps 30-39: reads  pass")
 	for _, b := range bases {
 		habits := habitsOf(b.base)
 		for i, a := range budgetArms[:2] { // the default and the 0.05 penalty
-			h := must(agentrl.TrainedRun(store, b.base, tok, trainTasks, a.cfg, 40, "", nil)).History
+			h := must(ch.RunFrom(b.base, a.cfg)).History
 			probs := strings.Repeat(" ", 34)
 			if i == 0 {
 				probs = fmt.Sprintf("%24.3f %9.3f", habits.RightEdit, habits.Edit)

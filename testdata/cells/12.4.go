@@ -175,26 +175,40 @@ func anyActive(episodes []*agentrl.Episode) bool {
 	return false
 }
 
-// TrainContext is train_context: steps GRPO steps (ContextStep) on a copy of base, every call seeing viewOf's view
-// of its episode. The run's generator is seeded with cfg.Seed.
-func TrainContext(base *gomlxmodel.Model, tasks []agentrl.Task, tok *agentrl.Tokenizer, viewOf ContextPolicy, cfg agentrl.RLConfig,
-	steps int) (*gomlxmodel.Model, error) {
-	if err := cfg.Validate(); err != nil {
+// TrainContext is train_context as a Loop: Steps GRPO steps (ContextStep) on a copy of the base model, every call
+// seeing the last KeepObs observations of its episode (KeepObs < 0: the full context), with Cfg (the book's
+// RLConfig(seed=seed)). Its generator is seeded with Cfg.Seed.
+type TrainContext struct {
+	Tasks   []agentrl.Task
+	Tok     *agentrl.Tokenizer
+	Cfg     agentrl.RLConfig
+	Steps   int
+	KeepObs int
+}
+
+// Plan is t's steps and seed.
+func (t TrainContext) Plan() (int, uint64) { return t.Steps, t.Cfg.Seed }
+
+// Start copies base.
+func (t TrainContext) Start(base *gomlxmodel.Model) (*agentrl.Run, error) {
+	if err := t.Cfg.Validate(); err != nil {
 		return nil, err
 	}
 	policy, err := base.Clone()
+	return &agentrl.Run{Policy: policy}, err
+}
+
+// Step is one step of train_context, recording the step's episode statistics.
+func (t TrainContext) Step(run *agentrl.Run, step int, rng *rand.Rand) error {
+	if run.Base != nil {
+		run.Policy.SetAnchor(run.Base) // cfg.KLCoef's reference, also after a resume
+	}
+	trajs, err := ContextStep(run.Policy, t.Tasks, t.Tok, KeepObs(t.KeepObs), t.Cfg, rng)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	rng, prog := agentrl.NewRNG(cfg.Seed), agentrl.NewProgress("train_context", steps)
-	for step := range steps {
-		trajs, err := ContextStep(policy, tasks, tok, viewOf, cfg, rng)
-		if err != nil {
-			return nil, fmt.Errorf("train_context step %d: %w", step, err)
-		}
-		prog.Done(step, fmt.Sprintf("pass %.2f", agentrl.BehaviorStats(trajs).PassRate))
-	}
-	return policy, nil
+	run.History = append(run.History, agentrl.StepStats{Step: step, Stats: agentrl.BehaviorStats(trajs)})
+	return nil
 }
 
 // ContextStep is one step of train_context: it samples a step's episodes with ContextRolloutBatch, every call
@@ -269,7 +283,7 @@ var contextPolicies = []struct {
 		return must(ch.Run(agentrl.DefaultRLConfig())).Policy
 	}},
 	{"keep_obs=1", func() *gomlxmodel.Model {
-		return must(ch12.ContextRun(ch, "keep_obs=1", KeepObs(1), ContextStep, agentrl.DefaultRLConfig())).Policy
+		return must(ch.RunLoop(TrainContext{Tasks: trainTasks, Tok: tok, Cfg: agentrl.DefaultRLConfig(), Steps: ch12.Steps, KeepObs: 1})).Policy
 	}},
 }
 

@@ -44,23 +44,27 @@ func (e *EarlyStopEnv) Step(action string) (string, float64, bool, agentrl.Info)
 	return obs, e.Reward(info), true, info
 }
 
-// EarlyStopFactory makes cfg's environments (MakeEnv's) as EarlyStopEnv: an episode stops without a submission at
-// its maxInvalid-th malformed or unknown call.
-func EarlyStopFactory(cfg agentrl.RLConfig, maxInvalid int) agentrl.EnvFactory {
-	return func() (agentrl.Env, error) {
-		if maxInvalid < 1 {
-			return nil, fmt.Errorf("early stop env: max invalid %d < 1", maxInvalid)
-		}
-		env, err := agentrl.MakeEnv(cfg)
-		if err != nil {
-			return nil, err
-		}
-		return &EarlyStopEnv{EditBudgetEnv: env.(*agentrl.EditBudgetEnv), MaxInvalid: maxInvalid}, nil
+// EarlyStop makes Cfg's environments (MakeEnv's) as EarlyStopEnv: an episode stops without a submission at its
+// MaxInvalid-th malformed or unknown call. As a value it names its environments by both fields.
+type EarlyStop struct {
+	Cfg        agentrl.RLConfig
+	MaxInvalid int
+}
+
+// NewEnv makes one environment.
+func (e EarlyStop) NewEnv() (agentrl.Env, error) {
+	if e.MaxInvalid < 1 {
+		return nil, fmt.Errorf("early stop env: max invalid %d < 1", e.MaxInvalid)
 	}
+	env, err := agentrl.MakeEnv(e.Cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &EarlyStopEnv{EditBudgetEnv: env.(*agentrl.EditBudgetEnv), MaxInvalid: e.MaxInvalid}, nil
 }
 
 // earlyStop makes the early-termination environments of the comparison above: one malformed call ends the episode.
-var earlyStop = EarlyStopFactory(agentrl.DefaultRLConfig(), 1)
+var earlyStop = EarlyStop{Cfg: agentrl.DefaultRLConfig(), MaxInvalid: 1}
 
 // policyTokens is the mean number of policy tokens per episode of the base agent on the training tasks, 8 episodes
 // per task, in the environments that factory makes, sampled with seed.
@@ -122,7 +126,7 @@ func cell5() {
 		var ratios []string
 		saves := 0
 		for seed := range uint64(10) {
-			r := policyTokens(earlyStop, seed) / policyTokens(agentrl.EnvFactoryOf(agentrl.DefaultRLConfig()), seed)
+			r := policyTokens(earlyStop.NewEnv, seed) / policyTokens(agentrl.EnvFactoryOf(agentrl.DefaultRLConfig()), seed)
 			if r < 1 {
 				saves++
 			}
@@ -208,16 +212,15 @@ func cell9() {
 	fmt.Printf("%-16s | malformed calls per turn in training, by 5-step window | held-out: malformed per turn, pass\n",
 		"a malformed call")
 	for _, a := range []struct {
-		name    string
-		cfg     agentrl.RLConfig
-		envName string
-		factory agentrl.EnvFactory
+		name string
+		cfg  agentrl.RLConfig
+		env  agentrl.EnvMaker
 	}{
-		{"costs a turn", agentrl.DefaultRLConfig(), "", nil},
-		{"also costs 0.1", priced, "", nil},
-		{"ends the episode", agentrl.DefaultRLConfig(), "early_stop_1", earlyStop},
+		{"costs a turn", agentrl.DefaultRLConfig(), nil},
+		{"also costs 0.1", priced, nil},
+		{"ends the episode", agentrl.DefaultRLConfig(), earlyStop},
 	} {
-		run := must(ch.RunIn(ch12.Env{Name: a.envName, New: a.factory}, a.cfg))
+		run := must(ch.RunIn(ch12.Env{New: a.env}, a.cfg))
 		steps := must(agentrl.LogByStep(run.History, run.Log))
 		fmt.Printf("%-16s |", a.name)
 		for w := 0; w < len(steps); w += 5 {

@@ -72,27 +72,29 @@ func singles(tasks []agentrl.Task) []agentrl.Task {
 	return out
 }
 
-// formatPass is a step's batch pass rate on single-turn (single) or multi-turn tasks, NaN when the step drew none.
-func formatPass(single bool) agentrl.MetricFunc {
-	return func(s agentrl.StepBatch) float64 {
-		episodes, passed := 0, 0
-		for i, t := range s.Trajs {
-			if strings.Contains(s.Tasks[i].Issue, "\n") == single {
-				episodes++
-				if t.Info.Submitted && t.Info.HiddenPass {
-					passed++
-				}
+// formatPass is a step's batch pass rate on single-turn (formatPass(true)) or multi-turn tasks, NaN when the step
+// drew none.
+type formatPass bool
+
+// Metric is the step's pass rate on the tasks of its format.
+func (single formatPass) Metric(s agentrl.StepBatch) float64 {
+	episodes, passed := 0, 0
+	for i, t := range s.Trajs {
+		if strings.Contains(s.Tasks[i].Issue, "\n") == bool(single) {
+			episodes++
+			if t.Info.Submitted && t.Info.HiddenPass {
+				passed++
 			}
 		}
-		if episodes == 0 {
-			return math.NaN()
-		}
-		return float64(passed) / float64(episodes)
 	}
+	if episodes == 0 {
+		return math.NaN()
+	}
+	return float64(passed) / float64(episodes)
 }
 
 func mixedRun() *agentrl.Run {
-	return must(ch.RunIn(ch12.Env{Name: "mixed_turn", New: mixedFactory, Tasks: append(slices.Clone(trainTasks), singles(trainTasks)...)}, mixedCfg,
+	return must(ch.RunIn(ch12.Env{New: agentrl.EnvFactory(mixedFactory), Tasks: append(slices.Clone(trainTasks), singles(trainTasks)...)}, mixedCfg,
 		agentrl.WithMetric("single-turn pass", formatPass(true)), agentrl.WithMetric("multi-turn pass", formatPass(false))))
 }
 

@@ -124,7 +124,7 @@ func maskedRun() *agentrl.Run {
 	masked := func(s agentrl.StepBatch) ([][]float32, error) {
 		return agentrl.BroadcastAdvantages(maskedTruncationAdvantages(s.Trajs, s.Cfg.GroupSize), s.Batch.Mask()), nil
 	}
-	return must(ch.Run(neverCfg, agentrl.WithAdvantages(masked)))
+	return must(ch.Run(neverCfg, agentrl.WithAdvantages(agentrl.AdvantageFunc(masked))))
 }
 
 func cell2() {

@@ -29,6 +29,7 @@ import (
 	"github.com/agentrl-go/agentrl/ch12"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 	"github.com/agentrl-go/agentrl/notebooks"
+	"github.com/agentrl-go/agentrl/store"
 )
 
 func main() {
@@ -79,7 +80,7 @@ func run(ctx context.Context, sections string, torch bool) error {
 	}
 	defer os.RemoveAll(dir)
 	// The kernel and every cell program inherit this environment: an empty store, and in it an empty graph cache.
-	if err := os.Setenv(agentrl.CacheEnv, filepath.Join(dir, "store")); err != nil {
+	if err := os.Setenv(store.Env, filepath.Join(dir, "store")); err != nil {
 		return err
 	}
 	paths, err := notebooks.Chapter("notebooks")

@@ -1,4 +1,4 @@
-package agentrl
+package store
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ func TestOpenStoreRemovesStaleTemps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := OpenStore(dir); err != nil {
+	if _, err := Open(dir); err != nil {
 		t.Fatal(err)
 	}
 	for p, want := range map[string]bool{old: false, fresh: true, entry: true} {
@@ -115,7 +115,7 @@ func TestLoadReportsOpenErrors(t *testing.T) {
 // mustOpen opens the store at dir with its notices and progress lines discarded (captureNotices keeps them).
 func mustOpen(t *testing.T, dir string) *Store {
 	t.Helper()
-	s, err := OpenStore(dir)
+	s, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,20 +131,18 @@ func cachedInt(t *testing.T, s *Store) {
 	}
 }
 
-// cachedAnswer is Cached of 42 under "k", noting in computed whether it computed it. Its compute function is
-// test code, so Cached keys it on its code: the stored key is answerKey's.
+// cachedAnswer is Cached of 42 under "k", noting in computed whether it computed it.
 func cachedAnswer(s *Store, computed *bool) (int, error) {
 	return Cached(s, "k", intCodec, func() (int, error) { *computed = true; return 42, nil })
 }
 
 // answerKey is the key of cachedAnswer's entry.
-func answerKey(t *testing.T) string {
+func answerKey(t *testing.T) string { return "k" }
+
+// mustStore opens a store of its own in a temporary directory.
+func mustStore(t *testing.T) *Store {
 	t.Helper()
-	key, err := codeKey("k", cachedAnswer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return key
+	return mustOpen(t, t.TempDir())
 }
 
 func flipLastByte(t *testing.T, path string) {

@@ -1,6 +1,6 @@
 //go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
 
-package agentrl
+package store
 
 // lock does not lock where flock(2) is missing: two processes that need the same result both compute it.
 func (s *Store) lock(key string) (release func(), waited bool, err error) {

@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package agentrl
+package store
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 // computation creates dir/started and, when hold is set, waits until dir/release exists. Every process of the lock
 // tests calls it, so all need the same key.
 func lockedAnswer(dir string, v int, hold bool, computed *bool, notices io.Writer) (int, error) {
-	s, err := OpenStore(filepath.Join(dir, "store"))
+	s, err := Open(filepath.Join(dir, "store"))
 	if err != nil {
 		return 0, err
 	}

@@ -1,9 +1,8 @@
-package agentrl
+package store
 
 import (
 	"fmt"
 	"io"
-	"os"
 	"time"
 )
 
@@ -21,12 +20,6 @@ type Progress struct {
 	start    time.Time
 	last     time.Time
 	interval time.Duration
-}
-
-// NewProgress starts the progress of a run of n steps that has no result store: its lines go to os.Stderr, at most
-// every DefaultProgressEvery. A run that has a store reports through the store's NewProgress instead.
-func NewProgress(name string, n int) *Progress {
-	return newProgress(os.Stderr, DefaultProgressEvery, name, n)
 }
 
 // NewProgress starts the progress of a run of n steps whose lines go to the store's Notices, at most every
@@ -48,8 +41,8 @@ func newProgress(w io.Writer, interval time.Duration, name string, n int) *Progr
 	return &Progress{w: w, name: name, n: n, start: now, last: now, interval: interval}
 }
 
-// resumeAt makes the estimates count from step first, where a resumed run starts.
-func (p *Progress) resumeAt(first int) *Progress {
+// ResumeAt makes the estimates count from step first, where a resumed run starts.
+func (p *Progress) ResumeAt(first int) *Progress {
 	p.first = first
 	return p
 }

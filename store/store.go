@@ -1,11 +1,9 @@
-package agentrl
+package store
 
 import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,17 +14,15 @@ import (
 	"time"
 
 	"github.com/janpfeifer/gonb/cache"
-
-	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
-// CacheEnv is the environment variable that sets the result cache's directory.
-const CacheEnv = "AGENTRL_CACHE"
+// Env is the environment variable that sets the default store's directory.
+const Env = "AGENTRL_CACHE"
 
 // Store is the on-disk result cache that lets a notebook cell load what an earlier cell (a separate program
 // under GoNB) computed: the RL base agent, training runs. It builds on GoNB's cache.Storage (one file per key in
-// one directory) and adds what a reproducible chapter needs: content-addressed keys (Key), a checksum verified
-// on every load (a corrupt or partial entry is recomputed, never trusted), and atomic writes.
+// one directory) and adds what a reproducible chapter needs: content-addressed keys (codekey.Key), a checksum
+// verified on every load (a corrupt or partial entry is recomputed, never trusted), and atomic writes.
 //
 // A process reads each entry from disk at most once: Cached keeps the payload of every entry it loaded or stored,
 // and a later Cached of the same key decodes it from memory without a notice.
@@ -35,14 +31,13 @@ const CacheEnv = "AGENTRL_CACHE"
 // before the store is used (they are read without synchronization); their zero values are the defaults.
 type Store struct {
 	// Notices receives the store's notices, lines that start with "cache:", and the progress lines, which start
-	// with "progress:", of the computations the store runs (the base agent, TrainedRun, ResumableRun) and of the
-	// store's NewProgress. Nil means os.Stderr. Each Write carries whole lines; writes may come from more than
+	// with "progress:", of the computations the store runs (Resumable) and of the store's NewProgress. Nil means os.Stderr. Each Write carries whole lines; writes may come from more than
 	// one goroutine (an interrupt's notice comes from a goroutine of its own).
 	Notices io.Writer
 	// ProgressEvery is the least wall time between two progress lines of a computation; zero means
 	// DefaultProgressEvery.
 	ProgressEvery time.Duration
-	// CheckpointEvery is the wall time between two saves of a running computation's progress (see ResumableRun):
+	// CheckpointEvery is the wall time between two saves of a running computation's progress (see Resumable):
 	// a process killed outright, with no interrupt first, loses at most this much work. Zero means
 	// DefaultCheckpointEvery.
 	CheckpointEvery time.Duration
@@ -63,8 +58,8 @@ func (s *Store) notices() io.Writer {
 // notef writes one notice (a line that starts with "cache:") to the store's Notices.
 func (s *Store) notef(format string, args ...any) { fmt.Fprintf(s.notices(), format, args...) }
 
-// OpenStore opens (creating it if needed) the cache directory dir.
-func OpenStore(dir string) (*Store, error) {
+// Open opens (creating it if needed) the cache directory dir.
+func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
@@ -91,10 +86,10 @@ func removeStaleTemps(dir string, cutoff time.Time) {
 	}
 }
 
-// DefaultStore opens the cache at $AGENTRL_CACHE, or at agentrl/ under the user's cache directory
+// Default opens the store at $AGENTRL_CACHE, or at agentrl/ under the user's cache directory
 // (~/.cache/agentrl on Linux), or under the temporary directory when there is none.
-func DefaultStore() (*Store, error) {
-	dir := os.Getenv(CacheEnv)
+func Default() (*Store, error) {
+	dir := os.Getenv(Env)
 	if dir == "" {
 		base, err := os.UserCacheDir()
 		if err != nil {
@@ -102,31 +97,11 @@ func DefaultStore() (*Store, error) {
 		}
 		dir = filepath.Join(base, "agentrl")
 	}
-	return OpenStore(dir)
+	return Open(dir)
 }
 
 // Dir is the store's directory.
 func (s *Store) Dir() string { return s.dir }
-
-// Key returns the content address of a result: a readable name followed by a hash of the name, CodeVersion (the
-// library's code), the backend and every part (JSON-encoded: configurations, seeds, tasks, the keys of inputs).
-func Key(name string, parts ...any) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", CodeVersion(), backendName(), name)
-	enc := json.NewEncoder(h)
-	for _, p := range parts {
-		if err := enc.Encode(p); err != nil {
-			panic(fmt.Sprintf("cache key %s: part %T is not JSON-encodable: %v", name, p, err)) // programmer error
-		}
-	}
-	safe := []byte(name)
-	for i, c := range safe {
-		if !(c == '-' || c == '_' || c == '.' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
-			safe[i] = '_'
-		}
-	}
-	return fmt.Sprintf("%s-%s", safe, hex.EncodeToString(h.Sum(nil))[:20])
-}
 
 // Codec writes and reads values of one type, exactly (a loaded value must equal the saved one bit for bit).
 type Codec[T any] struct {
@@ -140,8 +115,8 @@ type Codec[T any] struct {
 // A value that could not be stored (a full disk, a read-only cache directory) is still returned: the failure is
 // logged, and the next run computes it again.
 //
-// When compute is not the library's own code (a function of a notebook cell), the hash of its code (FuncCode)
-// is appended to key: editing the code that compute reaches makes the old result unusable.
+// key must name everything compute reads: make it with codekey.Key from those values (the callers in this
+// module build compute and its key from one value), never by hand.
 //
 // One process computes a key at a time: a process that finds another computing the same key (two notebooks, a
 // notebook and cmd/seeds) logs "cache: waiting for KEY (another process is computing it)" and loads the result
@@ -150,17 +125,13 @@ func Cached[T any](s *Store, key string, codec Codec[T], compute func() (T, erro
 	var zero T
 	switch {
 	case s == nil:
-		return zero, errors.New("agentrl: Cached: the store is nil: open one with DefaultStore or OpenStore")
+		return zero, errors.New("store: Cached: the store is nil: open one with Default or Open")
 	case key == "":
-		return zero, errors.New("agentrl: Cached: the key is empty: make one with Key")
+		return zero, errors.New("store: Cached: the key is empty: make one with codekey.Key")
 	case codec.Encode == nil || codec.Decode == nil:
-		return zero, fmt.Errorf("agentrl: Cached(%s): the codec needs both Encode and Decode", key)
+		return zero, fmt.Errorf("store: Cached(%s): the codec needs both Encode and Decode", key)
 	case compute == nil:
-		return zero, fmt.Errorf("agentrl: Cached(%s): compute is nil", key)
-	}
-	key, err := codeKey(key, compute)
-	if err != nil {
-		return zero, err
+		return zero, fmt.Errorf("store: Cached(%s): compute is nil", key)
 	}
 	if v, ok := loadLogged(s, key, codec); ok {
 		return v, nil
@@ -192,19 +163,6 @@ func Cached[T any](s *Store, key string, codec Codec[T], compute func() (T, erro
 		s.notef("cache: computed %s in %s\n", key, time.Since(start).Round(time.Second))
 	}
 	return codec.Decode(bytes.NewReader(payload.Bytes()))
-}
-
-// codeKey is the key under which Cached stores compute's result: key, followed by the hash of compute's code
-// unless compute is the library's own.
-func codeKey(key string, compute any) (string, error) {
-	code, err := FuncCode(compute)
-	if err != nil {
-		return "", fmt.Errorf("agentrl: Cached(%s): %w", key, err)
-	}
-	if code != "" {
-		key += "-" + code
-	}
-	return key, nil
 }
 
 // loadLogged loads key's entry and logs what it found: "loaded", or why an entry is unusable. It reports whether
@@ -339,22 +297,3 @@ func (s *Store) save(key string, payload []byte) error {
 	return nil
 }
 
-// Fingerprint is a short content hash of a model's weights and optimizer state, for cache keys of results
-// computed from it.
-func Fingerprint(m *gomlxmodel.Model) (string, error) {
-	h := sha256.New()
-	if _, err := m.WriteTo(h); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16], nil
-}
-
-// backendName names the GoMLX backend in use, its update layout and, on XLA, the processor and XLA_FLAGS
-// (results are bit-identical only where all of them agree: gomlxmodel.Numerics).
-func backendName() string {
-	name, err := gomlxmodel.Numerics()
-	if err != nil {
-		return "unavailable"
-	}
-	return name
-}

@@ -1,7 +1,5 @@
 package agentrl
 
-// The codecs of what the chapter stores: models, training runs and critics.
-
 import (
 	"bytes"
 	"encoding/binary"
@@ -14,16 +12,11 @@ import (
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
-// ModelCodec returns the codec that stores a TinyAgent (weights and optimizer state).
-func ModelCodec() Codec[*gomlxmodel.Model] {
-	return Codec[*gomlxmodel.Model]{Encode: writeModel, Decode: gomlxmodel.ReadModel}
-}
-
-func writeModel(w io.Writer, m *gomlxmodel.Model) error { _, err := m.WriteTo(w); return err }
-
-// Run is the result of a training run: the trained policy, the optional critic, the per-step history and the
-// terminal infos logged by the environments.
+// Run is a training run's state between two steps and its result: the policy being trained, the optional critic,
+// the per-step history and the terminal infos logged by the environments. Base, the model the run started from, is
+// the run's input, not its state: WriteRun does not write it.
 type Run struct {
+	Base    *gomlxmodel.Model
 	Policy  *gomlxmodel.Model
 	Critic  *gomlxmodel.Critic
 	History []StepStats
@@ -37,12 +30,9 @@ type Run struct {
 	Metrics map[string][]float64
 }
 
-// RunCodec returns the codec that stores a Run: a gob record of the history and log, then the policy and the
-// optional critic, each as a length-prefixed section (their readers may read ahead).
-func RunCodec() Codec[*Run] { return Codec[*Run]{Encode: writeRun, Decode: readRun} }
-
-// writeRun is RunCodec's Encode.
-func writeRun(w io.Writer, r *Run) error {
+// WriteRun writes r without its Base: a gob record of the history and log, then the policy and the optional
+// critic, each as a length-prefixed section (their readers may read ahead). ReadRun reads it back exactly.
+func WriteRun(w io.Writer, r *Run) error {
 	rec, policy, critic := sectionBuffers.Get().(*bytes.Buffer), sectionBuffers.Get().(*bytes.Buffer),
 		sectionBuffers.Get().(*bytes.Buffer)
 	defer func() {
@@ -73,8 +63,8 @@ func writeRun(w io.Writer, r *Run) error {
 	return nil
 }
 
-// readRun is RunCodec's Decode.
-func readRun(rd io.Reader) (*Run, error) {
+// ReadRun reads a run that WriteRun wrote.
+func ReadRun(rd io.Reader) (*Run, error) {
 	data, err := io.ReadAll(rd)
 	if err != nil {
 		return nil, err
@@ -113,7 +103,7 @@ func readRun(rd io.Reader) (*Run, error) {
 	return run, nil
 }
 
-// sectionBuffers keeps the buffers of RunCodec's sections between encodings: a resumable run encodes its state
+// sectionBuffers keeps the buffers of WriteRun's sections between encodings: a resumable run encodes its state
 // after every step, and a model's section is megabytes.
 var sectionBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
@@ -125,7 +115,7 @@ type runRecord struct {
 	Metrics   []series // by name; none for a run without metrics
 }
 
-// series is one of a Run's metrics, as RunCodec stores it.
+// series is one of a Run's metrics, as WriteRun writes it.
 type series struct {
 	Name   string
 	Values []float64
@@ -141,10 +131,3 @@ func metricSeries(m map[string][]float64) []series {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
-
-// CriticCodec returns the codec that stores a critic.
-func CriticCodec() Codec[*gomlxmodel.Critic] {
-	return Codec[*gomlxmodel.Critic]{Encode: writeCritic, Decode: gomlxmodel.ReadCritic}
-}
-
-func writeCritic(w io.Writer, c *gomlxmodel.Critic) error { _, err := c.WriteTo(w); return err }

@@ -1,0 +1,180 @@
+package codekey_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/codekey"
+	"github.com/agentrl-go/agentrl/gomlxmodel"
+)
+
+type estimator struct {
+	Scheme string
+	Lambda float64
+	inner  *estimator
+}
+
+func (e estimator) Advantages(agentrl.StepBatch) ([][]float32, error) { return nil, nil }
+
+type otherEstimator struct {
+	Scheme string
+	Lambda float64
+	inner  *estimator
+}
+
+func (e otherEstimator) Advantages(agentrl.StepBatch) ([][]float32, error) { return nil, nil }
+
+func topLevel(agentrl.StepBatch) ([][]float32, error) { return nil, nil }
+
+// factory's literal captures its parameter: the closure it returns cannot be keyed.
+func factory(lambda float64) agentrl.AdvantageFunc {
+	return func(agentrl.StepBatch) ([][]float32, error) { _ = lambda; return nil, nil }
+}
+
+// noParams' literal captures a local that its own code computes: keyed by that code.
+func noParams() agentrl.AdvantageFunc {
+	lambda := 0.95
+	return func(agentrl.StepBatch) ([][]float32, error) { _ = lambda; return nil, nil }
+}
+
+func of(t *testing.T, v any) string {
+	t.Helper()
+	k, err := codekey.Of(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// TestOf checks what tells two values apart and what is refused.
+func TestOf(t *testing.T) {
+	base := estimator{"token", 0.95, nil}
+	same := []struct {
+		name string
+		a, b any
+	}{
+		{"equal values", base, estimator{"token", 0.95, nil}},
+		{"maps in any order", map[string]int{"a": 1, "b": 2}, map[string]int{"b": 2, "a": 1}},
+		{"the same function", agentrl.AdvantageFunc(topLevel), agentrl.AdvantageFunc(topLevel)},
+		{"a closure of a function without parameters", noParams(), noParams()},
+	}
+	for _, tc := range same {
+		if of(t, tc.a) != of(t, tc.b) {
+			t.Errorf("%s: two keys", tc.name)
+		}
+	}
+	differ := []struct {
+		name string
+		a, b any
+	}{
+		{"a field", base, estimator{"turn", 0.95, nil}},
+		{"a number", base, estimator{"token", 0.9, nil}},
+		{"an unexported field behind a pointer", base, estimator{"token", 0.95, &estimator{Scheme: "x"}}},
+		{"the type", base, otherEstimator{"token", 0.95, nil}},
+		{"an interface's dynamic type", []agentrl.Advantages{base}, []agentrl.Advantages{otherEstimator{"token", 0.95, nil}}},
+		{"a library function", agentrl.AdvantageFunc(agentrl.GroupAdvantages), agentrl.AdvantageFunc(topLevel)},
+		{"nil and empty", []int(nil), []int{}},
+		{"a library value", agentrl.EarlyStop{MaxInvalid: 1}, agentrl.EarlyStop{MaxInvalid: 2}},
+	}
+	for _, tc := range differ {
+		if of(t, tc.a) == of(t, tc.b) {
+			t.Errorf("%s: one key", tc.name)
+		}
+	}
+	m1, err := gomlxmodel.New(gomlxmodel.DefaultConfig(32), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := gomlxmodel.New(gomlxmodel.DefaultConfig(32), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if of(t, m1) == of(t, m2) {
+		t.Error("two models of other weights: one key")
+	}
+	cyclic := &estimator{}
+	cyclic.inner = cyclic
+	for _, tc := range []struct {
+		name string
+		v    any
+		want string
+	}{
+		{"a closure capturing a parameter", factory(0.9), "captures lambda"},
+		{"a method value", agentrl.AdvantageFunc(base.Advantages), "method value"},
+		{"a channel", make(chan int), "chan"},
+		{"a cycle", cyclic, "refers to itself"},
+	} {
+		if _, err := codekey.Of(tc.v); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestSourceHash checks which edits of a program change the hash of what run reaches.
+func TestSourceHash(t *testing.T) {
+	const program = `package main
+
+type counter struct{ n int }
+
+func (c *counter) add(k int) { c.n += k * step }
+
+const step = 2
+
+var total = counter{}
+
+// run is the root.
+func run() int { total.add(helper()); return total.n }
+
+func helper() int { x := 3; return x }
+
+func unrelated() {}
+`
+	ref, err := codekey.SourceHash([]byte(program), "run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, old, new string
+		changes        bool
+	}{
+		{"the root", "return total.n }", "return total.n + 0 }", true},
+		{"a function it calls", "x := 3", "x := 4", true},
+		{"a method of a variable's type", "c.n += k", "c.n -= k", true},
+		{"a constant a method reads", "const step = 2", "const step = 5", true},
+		{"a function it does not reach", "func unrelated() {}", "func unrelated() { helper() }", false},
+		{"a comment", "// run is the root.", "// run, edited.", false},
+		{"a local's name", "x := 3; return x", "three := 3; return three", false},
+		{"a parameter's name", "add(k int) { c.n += k", "add(by int) { c.n += by", false},
+		{"the layout", "{ total.add(helper()); return total.n }", "{\n\ttotal.add(helper())\n\n\treturn total.n\n}", false},
+	} {
+		edited := strings.Replace(program, tc.old, tc.new, 1)
+		if edited == program {
+			t.Fatalf("%s: %q not in the program", tc.name, tc.old)
+		}
+		h, err := codekey.SourceHash([]byte(edited), "run")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (h != ref) != tc.changes {
+			t.Errorf("%s: changed %v, want %v", tc.name, h != ref, tc.changes)
+		}
+	}
+}
+
+// TestLibraryAlone checks that the book's library depends on neither the engine nor the notebook kernel: editing
+// the store, the stored runs or this package changes no key, as Version hashes agentrl and gomlxmodel only.
+func TestLibraryAlone(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/agentrl-go/agentrl/agentrl").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, banned := range []string{"agentrl/store", "agentrl/runs", "agentrl/codekey", "agentrl/ch12", "janpfeifer/gonb"} {
+			if strings.Contains(dep, banned) {
+				t.Errorf("agentrl depends on %s", dep)
+			}
+		}
+	}
+}

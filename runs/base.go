@@ -1,0 +1,73 @@
+package runs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+
+	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/codekey"
+	"github.com/agentrl-go/agentrl/gomlxmodel"
+	"github.com/agentrl-go/agentrl/store"
+)
+
+// BaseKey is the key under which Base stores b's base agent.
+func BaseKey(b agentrl.BaseRun) (string, error) { return codekey.Key("rl_base", b) }
+
+// Base returns the base agent that b trains: loaded from s, resumed from the progress s holds, or trained. Its key
+// is b's value (the recipe, the tasks, the tokenizer, the environment with its arguments). It is checked before
+// anything is loaded or trained, and resumable as Train's runs are.
+func Base(s *store.Store, b agentrl.BaseRun) (*gomlxmodel.Model, error) {
+	if s == nil {
+		return nil, errors.New("runs: Base: the store is nil: open one with store.Default or store.Open")
+	}
+	if err := b.Check(); err != nil {
+		return nil, err
+	}
+	key, err := BaseKey(b)
+	if err != nil {
+		return nil, fmt.Errorf("runs: Base: %w", err)
+	}
+	return store.Resumable(s, key, ModelCodec(), func(r *store.Resume) (*gomlxmodel.Model, error) {
+		var model *gomlxmodel.Model
+		src, first := agentrl.NewSource(b.Seed()), 0
+		if state, step, ok := r.Restore(); ok {
+			run, saved, err := decodeState(state)
+			if err != nil {
+				r.Unusable(err)
+			} else {
+				model, src, first = run.Policy, saved, step
+			}
+		}
+		prog := r.Progress("base agent", b.Config.Steps, first)
+		return b.Train(model, rand.New(src), first, func(step int, m *gomlxmodel.Model, loss float64) error {
+			prog.Done(step, fmt.Sprintf("cross-entropy %.3f", loss))
+			return r.StepDone(step, b.Config.Steps, func(w io.Writer) error {
+				return encodeState(w, &agentrl.Run{Policy: m}, src)
+			})
+		})
+	})
+}
+
+// ModelCodec stores a TinyAgent (weights and optimizer state).
+func ModelCodec() store.Codec[*gomlxmodel.Model] {
+	return store.Codec[*gomlxmodel.Model]{Encode: func(w io.Writer, m *gomlxmodel.Model) error {
+		_, err := m.WriteTo(w)
+		return err
+	}, Decode: gomlxmodel.ReadModel}
+}
+
+// CriticCodec stores a critic.
+func CriticCodec() store.Codec[*gomlxmodel.Critic] {
+	return store.Codec[*gomlxmodel.Critic]{Encode: func(w io.Writer, c *gomlxmodel.Critic) error {
+		_, err := c.WriteTo(w)
+		return err
+	}, Decode: gomlxmodel.ReadCritic}
+}
+
+// RunCodec stores a training run (agentrl.WriteRun).
+func RunCodec() store.Codec[*agentrl.Run] {
+	return store.Codec[*agentrl.Run]{Encode: agentrl.WriteRun, Decode: agentrl.ReadRun}
+}
+

@@ -1,0 +1,164 @@
+package runs_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/gomlxmodel"
+	"github.com/agentrl-go/agentrl/runs"
+	"github.com/agentrl-go/agentrl/store"
+)
+
+// interruptAt is the number of the environment during whose making sigEnv interrupts the process (0: never).
+var interruptAt, made int
+
+// sigEnv makes Cfg's environments and sends the process an interrupt, as Jupyter's "interrupt the kernel" does,
+// while it makes the interruptAt-th one: in the middle of a step.
+type sigEnv struct{ Cfg agentrl.RLConfig }
+
+func (e sigEnv) NewEnv() (agentrl.Env, error) {
+	if made++; made == interruptAt {
+		if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+			return nil, err
+		}
+	}
+	return agentrl.MakeEnv(e.Cfg)
+}
+
+func setup(t *testing.T) (*gomlxmodel.Model, agentrl.GRPO) {
+	t.Helper()
+	all, err := agentrl.MakeTasks(agentrl.SplitAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, err := agentrl.MakeTasks(agentrl.SplitTrain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := agentrl.BuildTokenizer(all)
+	cfg := gomlxmodel.DefaultConfig(tok.VocabSize())
+	cfg.Layers, cfg.DModel, cfg.Heads, cfg.MLP = 1, 32, 2, 64
+	base, err := gomlxmodel.New(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl := agentrl.DefaultRLConfig()
+	rl.PromptsPerStep, rl.GroupSize, rl.MaxTurns = 2, 4, 3
+	return base, agentrl.GRPO{Tasks: train, Tok: tok, Cfg: rl, Steps: 4, Env: sigEnv{rl}, LogEpisodes: true}
+}
+
+func open(t *testing.T, notices io.Writer) *store.Store {
+	t.Helper()
+	s, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Notices = notices
+	s.CheckpointEvery = 1 << 40 // only an interrupt saves
+	return s
+}
+
+func encode(t *testing.T, r *agentrl.Run) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := agentrl.WriteRun(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestTrainResumes interrupts a run in the middle of its third step and runs it again: it resumes from the progress
+// the interrupt saved and ends bit-identical to the run that was never interrupted (policy with its optimizer
+// state, history, episode log), and the saved progress is gone once the result is stored; a third call loads it.
+func TestTrainResumes(t *testing.T) {
+	base, loop := setup(t)
+	interruptAt, made = 0, 0
+	ref, err := runs.Train(open(t, io.Discard), base, loop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	s := open(t, &log)
+	interruptAt, made = 2*8+3, 0 // 8 environments a step
+	if _, err := runs.Train(s, base, loop); !errors.Is(err, store.ErrInterrupted) {
+		t.Fatalf("interrupted run: %v, want ErrInterrupted", err)
+	}
+	interruptAt = 0
+	got, err := runs.Train(s, base, loop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "after step 2") {
+		t.Errorf("the resumed run did not start after step 2:\n%s", log.String())
+	}
+	if !bytes.Equal(encode(t, got), encode(t, ref)) {
+		t.Error("the resumed run differs from the uninterrupted one")
+	}
+	if partial, _ := filepath.Glob(filepath.Join(s.Dir(), "*.partial.bin")); len(partial) > 0 {
+		t.Errorf("progress left behind: %v", partial)
+	}
+	log.Reset()
+	again, err := store.Open(s.Dir()) // another program: it reads the entry from disk
+	if err != nil {
+		t.Fatal(err)
+	}
+	again.Notices = &log
+	if _, err := runs.Train(again, base, loop); err != nil || !strings.Contains(log.String(), "cache: loaded train_grpo-") {
+		t.Errorf("third call: %v, log %q, want it loaded", err, log.String())
+	}
+}
+
+// TestTrainKeysAndRefuses checks the two runs that once shared a key (an estimator's parameters, an environment's
+// argument) and that a run that cannot be keyed or trained is refused before anything is stored.
+func TestTrainKeysAndRefuses(t *testing.T) {
+	base, loop := setup(t)
+	key := func(l agentrl.Loop) string {
+		t.Helper()
+		k, err := runs.Key(base, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	turn, token := loop, loop
+	turn.Advantages = agentrl.CreditAdvantages{Scheme: "turn", Lambda: 0.9}
+	token.Advantages = agentrl.CreditAdvantages{Scheme: "token", Lambda: 0.95}
+	if key(turn) == key(token) {
+		t.Error("turn λ0.9 and token λ0.95 share a key")
+	}
+	stop1, stop2 := loop, loop
+	stop1.Env, stop2.Env = agentrl.EarlyStop{Cfg: loop.Cfg, MaxInvalid: 1}, agentrl.EarlyStop{Cfg: loop.Cfg, MaxInvalid: 2}
+	if key(stop1) == key(stop2) {
+		t.Error("EarlyStop 1 and 2 share a key")
+	}
+	s := open(t, io.Discard)
+	one := loop
+	one.Cfg.GroupSize = 1
+	lambda := 0.9
+	captured := loop
+	captured.Advantages = agentrl.AdvantageFunc(func(sb agentrl.StepBatch) ([][]float32, error) {
+		return agentrl.CreditAdvantages{Scheme: "turn", Lambda: lambda}.Advantages(sb)
+	})
+	for _, tc := range []struct {
+		name string
+		loop agentrl.Loop
+		want string
+	}{
+		{"groups of one", one, "GroupSize = 1"},
+		{"a captured value", captured, "captures lambda"},
+	} {
+		if _, err := runs.Train(s, base, tc.loop); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+	if entries, _ := filepath.Glob(filepath.Join(s.Dir(), "*.bin")); len(entries) > 0 {
+		t.Errorf("refused runs stored %v", entries)
+	}
+}
