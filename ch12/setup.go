@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
+	"time"
 
 	"github.com/agentrl-go/agentrl/agentrl"
 	"github.com/agentrl-go/agentrl/codekey"
@@ -136,17 +138,23 @@ var statsCodec = store.Codec[agentrl.Stats]{
 	},
 }
 
-// Must returns v, or panics with err: a cell's way to stop with an error's message.
+// Must returns v, or stops the cell with err: a run that was interrupted (its progress saved) ends the program
+// with one line that says so, any other error panics with its message.
 func Must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
+	Check(err)
 	return v
 }
 
-// Check panics with err unless it is nil: a cell's way to stop on an error of a call that returns only an error.
+// Check stops the cell with err unless it is nil, as Must does: a cell's way to stop on an error of a call that
+// returns only an error.
 func Check(err error) {
-	if err != nil {
+	switch {
+	case err == nil:
+	case errors.Is(err, store.ErrInterrupted):
+		syncWithin(time.Second) // the status block, with its "progress saved" line, shows first
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(0)
+	default:
 		panic(err)
 	}
 }
