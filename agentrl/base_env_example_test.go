@@ -2,8 +2,6 @@ package agentrl_test
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/agentrl-go/agentrl/agentrl"
@@ -22,29 +20,22 @@ func (q quietEdits) Step(action string) (string, float64, bool, agentrl.Info) {
 }
 
 // A base agent that has seen what a reader's environment shows: its demonstrations are played there.
-func ExampleWithBaseEnv() {
+func ExampleBaseRun() {
 	all, _ := agentrl.MakeTasks(agentrl.SplitAll)
 	train, _ := agentrl.MakeTasks(agentrl.SplitTrain)
 	tok := agentrl.BuildTokenizer(all)
-	dir, _ := os.MkdirTemp("", "agentrl-example-")
-	defer os.RemoveAll(dir)
-	store, err := agentrl.OpenStore(dir)
-	if err != nil {
-		panic(err)
-	}
-	store.Notices = io.Discard // not the example's output: the "cache:" and "progress:" lines
 	c := agentrl.DefaultBaseConfig()
 	c.Demos, c.MappingDemos, c.Steps, c.BatchSize = 16, 8, 2, 4 // a tiny schedule, for the example
-	quiet := func() (agentrl.Env, error) {
+	quiet := agentrl.EnvFactory(func() (agentrl.Env, error) {
 		reward, err := agentrl.MakeReward(agentrl.RewardHidden, agentrl.RewardOptions{})
 		if err != nil {
 			return nil, err
 		}
 		env, err := agentrl.NewEditBudgetEnv(c.MaxTurns, reward, 1)
 		return quietEdits{env}, err
-	}
-	showLines := func(opts ...agentrl.BaseOption) int {
-		demos, err := c.Demonstrations(train, tok, opts...)
+	})
+	showLines := func(env agentrl.EnvMaker) int {
+		demos, err := agentrl.BaseRun{Config: c, Tasks: train, Tok: tok, Env: env}.Demonstrations()
 		if err != nil {
 			panic(err)
 		}
@@ -56,9 +47,10 @@ func ExampleWithBaseEnv() {
 		}
 		return n
 	}
-	fmt.Println("demonstrations that show an edited line:", showLines(), "in the chapter's environment,",
-		showLines(agentrl.WithBaseEnv(quiet)), "in the reader's")
-	base, err := agentrl.BaseFrom(store, tok, c, agentrl.WithBaseEnv(quiet))
+	fmt.Println("demonstrations that show an edited line:", showLines(nil), "in the chapter's environment,",
+		showLines(quiet), "in the reader's")
+	b := agentrl.BaseRun{Config: c, Tasks: train, Tok: tok, Env: quiet}
+	base, err := b.Train(nil, agentrl.NewRNG(b.Seed()), 0, nil)
 	fmt.Println("base agent trained:", base != nil, "error:", err)
 	// Output:
 	// demonstrations that show an edited line: 24 in the chapter's environment, 0 in the reader's

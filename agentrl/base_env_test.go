@@ -2,13 +2,17 @@ package agentrl
 
 import (
 	"bytes"
+	"errors"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
-// The demonstrations as they were played before the base agent's environment became an option (WithBaseEnv),
+// The demonstrations as they were played before the base agent's environment became a seam (BaseRun.Env),
 // verbatim but for the name: the reference that the default path is held to.
 
 // oldDemonstrations plays c.Demos + c.MappingDemos scripted episodes on renamed copies of tasks in the real
@@ -84,25 +88,53 @@ func briefBaseEnv() (Env, error) {
 	return briefTests{env}, err
 }
 
-// TestBaseEnvDefaultIsBitIdentical checks that without WithBaseEnv the demonstrations are those played before the
-// option existed and the base agent is the one they train, byte for byte, also through BaseFrom, whose key is
-// BaseKey's; that a factory making the chapter's environment trains the same agent under another key; and that
-// a reader's environment changes the demonstrations and the key.
+// TestBaseEnvDefaultIsBitIdentical checks that without an Env the demonstrations are those played before the
+// seam existed and the base agent is the one they train, byte for byte, through TrainBase and BaseRun.Train; that
+// an Env making the chapter's environment trains the same agent; that a reader's environment changes the
+// demonstrations; and that a base training stopped after a step and resumed from its saved model and generator
+// trains the same agent.
 func TestBaseEnvDefaultIsBitIdentical(t *testing.T) {
 	tok, train := testSetup(t)
 	c := tinyBase()
 	old := must(c.oldDemonstrations(train, tok))
 	if !reflect.DeepEqual(must(c.Demonstrations(train, tok)), old) {
-		t.Fatal("the default demonstrations differ from the ones played before WithBaseEnv")
+		t.Fatal("the default demonstrations differ from the ones played before BaseRun.Env")
+	}
+	b := BaseRun{Config: c, Tasks: train, Tok: tok}
+	if !reflect.DeepEqual(must(b.Demonstrations()), old) {
+		t.Fatal("BaseRun's default demonstrations differ from the ones played before BaseRun.Env")
 	}
 	want := modelBytes(t, must(TrainBase(train, tok, c)))
-	if got := modelBytes(t, must(BaseFrom(mustStore(t), tok, c))); !bytes.Equal(got, want) {
-		t.Error("BaseFrom differs from TrainBase")
+	if got := modelBytes(t, must(b.Train(nil, NewRNG(b.Seed()), 0, nil))); !bytes.Equal(got, want) {
+		t.Error("BaseRun.Train differs from TrainBase")
 	}
-	if got := modelBytes(t, must(TrainBase(train, tok, c, WithBaseEnv(chapterBaseEnv)))); !bytes.Equal(got, want) {
-		t.Error("WithBaseEnv of the chapter's environment trains another agent")
+	chapter := BaseRun{Config: c, Tasks: train, Tok: tok, Env: EnvFactory(chapterBaseEnv)}
+	if got := modelBytes(t, must(chapter.Train(nil, NewRNG(chapter.Seed()), 0, nil))); !bytes.Equal(got, want) {
+		t.Error("an Env of the chapter's environment trains another agent")
 	}
-	demos := must(c.Demonstrations(train, tok, WithBaseEnv(briefBaseEnv)))
+	// Stopped after step 0 with its model and generator state saved, then resumed from them at step 1.
+	src := NewSource(b.Seed())
+	var saved []byte
+	var state []byte
+	_, err := b.Train(nil, rand.New(src), 0, func(step int, model *Model, loss float64) error {
+		if step == 0 {
+			saved, state = modelBytes(t, model), must(src.MarshalBinary())
+			return errStop
+		}
+		return nil
+	})
+	if !errors.Is(err, errStop) {
+		t.Fatalf("the base training did not stop after step 0: %v", err)
+	}
+	src = NewSource(0)
+	if err := src.UnmarshalBinary(state); err != nil {
+		t.Fatal(err)
+	}
+	model := must(gomlxmodel.ReadModel(bytes.NewReader(saved)))
+	if got := modelBytes(t, must(b.Train(model, rand.New(src), 1, nil))); !bytes.Equal(got, want) {
+		t.Error("the resumed base training differs from TrainBase")
+	}
+	demos := must(BaseRun{Config: c, Tasks: train, Tok: tok, Env: EnvFactory(briefBaseEnv)}.Demonstrations())
 	if reflect.DeepEqual(demos, old) {
 		t.Error("a reader's environment left the demonstrations unchanged")
 	}
@@ -120,52 +152,67 @@ func TestBaseEnvDefaultIsBitIdentical(t *testing.T) {
 			t.Fatalf("demonstration %d shows a failing input in the brief environment", i)
 		}
 	}
-	keyOf := func(opts ...BaseOption) string { return baseKey(tok, c, must(applyBaseOptions("test", opts))) }
-	keys := map[string]string{}
-	for name, k := range map[string]string{
-		"none":                keyOf(),
-		"chapter env":         keyOf(WithBaseEnv(chapterBaseEnv)),
-		"brief env":           keyOf(WithBaseEnv(briefBaseEnv)),
-		"library env, cfg":    keyOf(WithBaseEnv(EnvFactoryOf(DefaultRLConfig()), DefaultRLConfig())),
-		"library env, params": keyOf(WithBaseEnv(EnvFactoryOf(DefaultRLConfig()), "other")),
+}
+
+// TestBaseRunRejected checks that a base run that cannot be trained is refused by Check, and so by Train and
+// TrainBase, before anything is trained, with a message that says what to change.
+func TestBaseRunRejected(t *testing.T) {
+	tok, train := testSetup(t)
+	for _, tc := range []struct {
+		name string
+		b    BaseRun
+		want string
+	}{
+		{"no tokenizer", BaseRun{Config: tinyBase(), Tasks: train}, "the tokenizer is nil"},
+		{"no tasks", BaseRun{Config: tinyBase(), Tok: tok}, "no tasks"},
+		{"invalid config", BaseRun{Config: BaseConfig{}, Tasks: train, Tok: tok}, "Steps = 0"},
 	} {
-		for other, k2 := range keys {
-			if k2 == k {
-				t.Errorf("%s and %s have one key", name, other)
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.b.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Check: %v, want an error saying %q", err, tc.want)
 			}
-		}
-		keys[name] = k
+			if _, err := tc.b.Train(nil, NewRNG(tc.b.Seed()), 0, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Train: %v, want an error saying %q", err, tc.want)
+			}
+		})
 	}
-	if keys["none"] != BaseKey(tok, c) {
-		t.Error("the default key is not BaseKey's")
+	if err := (BaseRun{Config: tinyBase(), Tasks: train, Tok: tok}).Check(); err != nil {
+		t.Errorf("a valid base run: %v", err)
 	}
 }
 
-// TestBaseOptionsRejected checks that invalid base options are refused, before anything is trained, with a
-// message that says what to change.
-func TestBaseOptionsRejected(t *testing.T) {
+// TestBaseConfigValidate checks that TrainBase rejects each kind of invalid setting, naming it, before it trains
+// anything.
+func TestBaseConfigValidate(t *testing.T) {
 	tok, train := testSetup(t)
-	env := func() (Env, error) { return MakeEnv(DefaultRLConfig()) }
-	for _, tc := range []struct {
+	if err := DefaultBaseConfig().Validate(); err != nil {
+		t.Fatalf("DefaultBaseConfig: %v", err)
+	}
+	tests := []struct {
 		name string
-		opts []BaseOption
+		edit func(*BaseConfig)
 		want string
 	}{
-		{"nil option", []BaseOption{nil}, "option 0 is nil"},
-		{"nil factory", []BaseOption{WithBaseEnv(nil)}, "pass an EnvFactory"},
-		{"twice", []BaseOption{WithBaseEnv(env), WithBaseEnv(env)}, "given twice"},
-		{"library factory without params", []BaseOption{WithBaseEnv(EnvFactoryOf(DefaultRLConfig()))}, "pass them as params"},
-		{"unencodable param", []BaseOption{WithBaseEnv(env, math.Inf(1))}, "cannot be keyed"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			for fn, call := range map[string]func() error{
-				"BaseFrom":       func() error { _, err := BaseFrom(mustStore(t), tok, tinyBase(), tc.opts...); return err },
-				"TrainBase":      func() error { _, err := TrainBase(train, tok, tinyBase(), tc.opts...); return err },
-				"Demonstrations": func() error { _, err := tinyBase().Demonstrations(train, tok, tc.opts...); return err },
-			} {
-				if err := call(); err == nil || !strings.Contains(err.Error(), tc.want) {
-					t.Errorf("%s: %v, want an error saying %q", fn, err, tc.want)
-				}
+		{"negative demonstrations", func(c *BaseConfig) { c.MappingDemos = -5000 }, "MappingDemos = -5000"},
+		{"no demonstrations", func(c *BaseConfig) { c.Demos, c.MappingDemos = 0, 0 }, "at least one demonstration"},
+		{"no steps", func(c *BaseConfig) { c.Steps = 0 }, "Steps = 0"},
+		{"NaN learning rate", func(c *BaseConfig) { c.LR = math.NaN() }, "LR = NaN"},
+		{"probability above 1", func(c *BaseConfig) { c.ReadProb = 1.5 }, "ReadProb = 1.5"},
+		{"negative probability", func(c *BaseConfig) { c.MappingRightProb = -1 }, "MappingRightProb = -1"},
+		{"re-read probability above 1", func(c *BaseConfig) { c.RereadProb = 1.5 }, "RereadProb = 1.5"},
+		{"give-up probability above 1", func(c *BaseConfig) { c.GiveUpAfterReadProb = 2 }, "GiveUpAfterReadProb = 2"},
+		{"negative read-choice weight", func(c *BaseConfig) { c.ReadChoiceWeight = -0.1 }, "ReadChoiceWeight = -0.1, want a loss weight"},
+		{"tests that do not sum to 1", func(c *BaseConfig) { c.TestsAfterEdit = []float64{0.5, 0.4} }, "TestsAfterEdit"},
+		{"no test distribution", func(c *BaseConfig) { c.TestsAfterEdit = nil }, "TestsAfterEdit"},
+		{"blind tests out of range", func(c *BaseConfig) { c.BlindTestsAfterEdit = []float64{2, -1} }, "BlindTestsAfterEdit holds 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := DefaultBaseConfig()
+			tt.edit(&c)
+			_, err := TrainBase(train, tok, c)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one containing %q", err, tt.want)
 			}
 		})
 	}

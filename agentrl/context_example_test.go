@@ -10,8 +10,7 @@ import (
 // test's "passed", an edit's "edit") instead of being dropped. The chapter's samplers take it as they take
 // KeepObs(n).
 func ExampleContextPolicy() {
-	base, tok, train, _, cfg, done := tinySetup()
-	defer done()
+	base, tok, train, cfg := tinySetup()
 	firstWords := func(ids []int32, owner []agentrl.Owner, turn []int32, k int) []int32 {
 		var view []int32
 		for i, id := range ids {
@@ -37,8 +36,11 @@ func ExampleContextPolicy() {
 	}{{"full context", agentrl.KeepObs(-1)}, {"keep_obs=1", agentrl.KeepObs(1)}, {"first words", firstWords}} {
 		fmt.Printf("%-12s sees %d tokens before call 4\n", p.name, len(p.viewOf(e.IDs, e.Owner, e.Turn, len(e.Actions))))
 	}
-	policy, err := agentrl.TrainContext(base, train, tok, firstWords, cfg, 1)
+	policy, err := base.Clone() // one train_context step (ContextStep) on a copy of base, with firstWords' views
 	if err != nil {
+		panic(err)
+	}
+	if _, err := agentrl.ContextStep(policy, train, tok, firstWords, cfg, agentrl.NewRNG(cfg.Seed)); err != nil {
 		panic(err)
 	}
 	s, err := agentrl.EvaluateContext(policy, train[:2], tok, firstWords, 2, 7, cfg)

@@ -2,7 +2,6 @@ package agentrl
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -132,7 +131,7 @@ func oldTrainContext(base *gomlxmodel.Model, tasks []Task, tok *Tokenizer, keepO
 	if err != nil {
 		return nil, err
 	}
-	rng, prog := NewRNG(cfg.Seed), NewProgress("train_context", steps)
+	rng := NewRNG(cfg.Seed)
 	for step := range steps {
 		batchTasks, err := StepTasks(tasks, cfg, rng)
 		if err != nil {
@@ -159,7 +158,6 @@ func oldTrainContext(base *gomlxmodel.Model, tasks []Task, tok *Tokenizer, keepO
 		if _, err := RLUpdate(policy, batch, BroadcastAdvantages(adv, batch.Mask()), cfg, rng); err != nil {
 			return nil, fmt.Errorf("train_context step %d: %w", step, err)
 		}
-		prog.Done(step, fmt.Sprintf("pass %.2f", BehaviorStats(trajs).PassRate))
 	}
 	return policy, nil
 }
@@ -207,27 +205,9 @@ func TestKeepObsReproducesIntegerContext(t *testing.T) {
 	}
 }
 
-// contextLoop is 12.4's masked-context run as its notebook writes it: TrainContext's steps (ContextStep) as a
-// ResumableRun loop.
-func contextLoop(base *gomlxmodel.Model, tasks []Task, tok *Tokenizer, viewOf ContextPolicy, cfg RLConfig, steps int) Loop {
-	return Loop{Name: "train_context", Steps: steps, Seed: cfg.Seed,
-		Start: func() (*Run, error) {
-			policy, err := base.Clone()
-			return &Run{Policy: policy}, err
-		},
-		Step: func(run *Run, step int, rng *rand.Rand) error {
-			run.Policy.SetAnchor(base)
-			trajs, err := ContextStep(run.Policy, tasks, tok, viewOf, cfg, rng)
-			if err == nil {
-				run.History = append(run.History, StepStats{Step: step, Stats: BehaviorStats(trajs)})
-			}
-			return err
-		}}
-}
-
-// TestTrainContextPolicyIsBitIdentical checks that TrainContext given KeepObs(n) trains the policy, weights and
-// optimizer state, that it trained given the integer n; that 12.4's run of it through ResumableRun trains that
-// policy too; and that this run, interrupted after a step and run again, still does.
+// TestTrainContextPolicyIsBitIdentical checks that TrainContext (the loop) given KeepObs = n trains the policy,
+// weights and optimizer state, that train_context trained given the integer n; and that the run, stopped after a
+// step and resumed from its saved state (as 12.4's stored run is), still does.
 func TestTrainContextPolicyIsBitIdentical(t *testing.T) {
 	tok, train := testSetup(t)
 	base := tinyPolicy(t, tok)
@@ -237,20 +217,16 @@ func TestTrainContextPolicyIsBitIdentical(t *testing.T) {
 	for _, keepObs := range []int{1, -1} {
 		t.Run(fmt.Sprint("keepObs=", keepObs), func(t *testing.T) {
 			want := modelBytes(t, must(oldTrainContext(base, train, tok, keepObs, cfg, steps)))
-			if got := modelBytes(t, must(TrainContext(base, train, tok, KeepObs(keepObs), cfg, steps))); !bytes.Equal(got, want) {
+			loop := TrainContext{Tasks: train, Tok: tok, Cfg: cfg, Steps: steps, KeepObs: keepObs}
+			run := must(RunLoop(loop, base))
+			if got := modelBytes(t, run.Policy); !bytes.Equal(got, want) {
 				t.Error("TrainContext with KeepObs differs from the integer keepObs")
 			}
-			loop := contextLoop(base, train, tok, KeepObs(keepObs), cfg, steps)
-			if got := modelBytes(t, must(ResumableRun(mustStore(t), Key("test"), loop)).Policy); !bytes.Equal(got, want) {
-				t.Error("the ResumableRun of ContextStep differs from TrainContext")
+			if len(run.History) != steps {
+				t.Errorf("%d history entries in a %d-step run", len(run.History), steps)
 			}
-			interruptOnce(t)
-			store := mustStore(t)
-			if _, err := ResumableRun(store, Key("test"), loop); !errors.Is(err, ErrInterrupted) {
-				t.Fatalf("interrupted run: %v, want ErrInterrupted", err)
-			}
-			if got := modelBytes(t, must(ResumableRun(store, Key("test"), loop)).Policy); !bytes.Equal(got, want) {
-				t.Error("the resumed ResumableRun of ContextStep differs from TrainContext")
+			if got := modelBytes(t, resumedRun(t, loop, base, 0).Policy); !bytes.Equal(got, want) {
+				t.Error("the resumed TrainContext run differs from the uninterrupted one")
 			}
 		})
 	}
@@ -276,9 +252,10 @@ func TestContextPolicyRejected(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("EvaluateContext: %v, want an error saying %q", err, tc.want)
 			}
-			_, err = TrainContext(policy, train, tok, tc.viewOf, cfg, 1)
+			p := must(policy.Clone())
+			_, err = ContextStep(p, train, tok, tc.viewOf, cfg, NewRNG(cfg.Seed))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("TrainContext: %v, want an error saying %q", err, tc.want)
+				t.Errorf("ContextStep: %v, want an error saying %q", err, tc.want)
 			}
 		})
 	}

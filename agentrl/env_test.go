@@ -1,7 +1,6 @@
 package agentrl
 
 import (
-	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -268,29 +267,6 @@ func TestLoggedEnvAndLogByStep(t *testing.T) {
 	}
 	if s := InfoStats(log); s.Episodes != 5 || s.SubmitRate != 0.8 {
 		t.Errorf("InfoStats %+v", s)
-	}
-}
-
-// The reward terms that are ours (FreeCalls, Unsubmitted) are left out of a RewardSpec's JSON when zero, so the cache
-// keys of the book's configurations do not depend on them; set, they change the key.
-func TestRewardSpecKeys(t *testing.T) {
-	book, err := json.Marshal(DefaultRLConfig().Reward)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, field := range []string{"FreeCalls", "Unsubmitted"} {
-		if strings.Contains(string(book), field) {
-			t.Errorf("the book's reward spec %s names %s", book, field)
-		}
-	}
-	free, unsubmitted := DefaultRLConfig(), DefaultRLConfig()
-	free.Reward.FreeCalls, unsubmitted.Reward.Unsubmitted = 3, -1
-	keys := map[string]bool{}
-	for _, cfg := range []RLConfig{DefaultRLConfig(), free, unsubmitted} {
-		keys[Key("train_rl", cfg)] = true
-	}
-	if len(keys) != 3 {
-		t.Errorf("%d distinct keys for three reward specs", len(keys))
 	}
 }
 

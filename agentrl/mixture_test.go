@@ -40,11 +40,11 @@ func TestMixtureMetricsLeaveTheRun(t *testing.T) {
 	for _, task := range train {
 		mixed = append(mixed, SingleTurn(task))
 	}
-	factory := func() (Env, error) {
+	factory := EnvFactory(func() (Env, error) {
 		return NewMixedTurnEnv(cfg.MaxTurns, must(cfg.Reward.Func()), cfg.MaxEdits)
-	}
-	plain := must(TrainedRun(mustStore(t), base, tok, mixed, cfg, steps, "mixed_turn", factory))
-	singleShare := func(s StepBatch) float64 {
+	})
+	plain := must(trainedRun(base, tok, mixed, cfg, steps, factory))
+	singleShare := MetricFunc(func(s StepBatch) float64 {
 		n := 0.0
 		for _, task := range s.Tasks {
 			if strings.Contains(task.Issue, "\n") {
@@ -52,8 +52,8 @@ func TestMixtureMetricsLeaveTheRun(t *testing.T) {
 			}
 		}
 		return n / float64(len(s.Tasks))
-	}
-	measured := must(TrainedRun(mustStore(t), base, tok, mixed, cfg, steps, "mixed_turn", factory,
+	})
+	measured := must(trainedRun(base, tok, mixed, cfg, steps, factory,
 		WithMetric("single-turn pass", formatPass(true)), WithMetric("multi-turn pass", formatPass(false)),
 		WithMetric("single-turn share", singleShare)))
 	m := measured.Metrics
@@ -79,7 +79,7 @@ func TestMixtureMetricsLeaveTheRun(t *testing.T) {
 	}
 }
 
-// TestLogTaskJoinsEpisodes checks that a TrainedRun's LogTask joins its episode log back to each step's episodes:
+// TestLogTaskJoinsEpisodes checks that the LogTask of a GRPO run that logs its episodes joins its episode log back to each step's episodes:
 // step k's log entry i is the terminal info of the step's episode LogTask[k][i], every episode logged once.
 func TestLogTaskJoinsEpisodes(t *testing.T) {
 	tok, train := testSetup(t)
@@ -88,15 +88,15 @@ func TestLogTaskJoinsEpisodes(t *testing.T) {
 	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns = 2, 4, 3
 	const steps = 3
 	var sampled [][]Info // each step's episodes' infos, in the step's order
-	record := func(s StepBatch) float64 {
+	record := MetricFunc(func(s StepBatch) float64 {
 		infos := make([]Info, len(s.Trajs))
 		for i, tr := range s.Trajs {
 			infos[i] = tr.Info
 		}
 		sampled = append(sampled, infos)
 		return 0
-	}
-	run := must(TrainedRun(mustStore(t), base, tok, train, cfg, steps, "", nil, WithMetric("record", record)))
+	})
+	run := must(trainedRun(base, tok, train, cfg, steps, nil, WithMetric("record", record)))
 	logs, err := LogByStep(run.History, run.Log)
 	if err != nil {
 		t.Fatal(err)

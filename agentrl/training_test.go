@@ -2,10 +2,10 @@ package agentrl
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -389,9 +389,10 @@ func TestContextRolloutReproducesLockstep(t *testing.T) {
 	}
 }
 
-// TestTrainRLDeterministicAndCached runs a short GRPO loop twice from the same seed, then through the result
-// store: computed and loaded runs are bit-identical, and a corrupt entry is recomputed.
-func TestTrainRLDeterministicAndCached(t *testing.T) {
+// TestTrainRLDeterministic runs a short GRPO loop twice from the same seed: the runs are bit-identical; and the
+// chapter's GRPO run of it (RunLoop of GRPO, logging its episodes) trains that policy, records that history and
+// logs every episode.
+func TestTrainRLDeterministic(t *testing.T) {
 	tok, train := testSetup(t)
 	base := tinyPolicy(t, tok)
 	cfg := DefaultRLConfig()
@@ -419,64 +420,15 @@ func TestTrainRLDeterministicAndCached(t *testing.T) {
 	if h1[0].Episodes != 8 {
 		t.Fatalf("step has %d episodes, want 8", h1[0].Episodes)
 	}
-
-	store, err := OpenStore(t.TempDir())
+	r, err := RunLoop(GRPO{Tasks: train, Tok: tok, Cfg: cfg, Steps: 2, LogEpisodes: true}, base)
 	if err != nil {
 		t.Fatal(err)
 	}
-	get := func(store *Store) *Run { // a store opened anew is another process's: it reads the entry from disk
-		r, err := TrainedRun(store, base, tok, train, cfg, 2, "", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
+	if !slices.Equal(r.History, h1) || len(r.Log) != 16 || len(r.LogTask) != 16 {
+		t.Fatalf("GRPO run: history %v (TrainRL's %v), %d log entries, %d log tasks", r.History, h1, len(r.Log), len(r.LogTask))
 	}
-	encode := func(r *Run) []byte {
-		var buf bytes.Buffer
-		if err := RunCodec().Encode(&buf, r); err != nil {
-			t.Fatal(err)
-		}
-		return buf.Bytes()
-	}
-	other := mustOpen(t, store.Dir())
-	log := captureNotices(store, other)
-	computed := encode(get(store))
-	loaded := encode(get(other))
-	if !bytes.Equal(computed, loaded) {
-		t.Fatal("loaded run differs from the computed one")
-	}
-	if !strings.Contains(log.String(), "cache: loaded train_rl-") {
-		t.Fatalf("the second call did not load the stored run:\n%s", log.String())
-	}
-	log.Reset()
-	if again := encode(get(store)); !bytes.Equal(again, computed) || log.Len() > 0 {
-		t.Fatalf("a third call in the same process: same bytes %v, notices %q (want none: held in memory)",
-			bytes.Equal(again, computed), log.String())
-	}
-	if r := get(store); !slices.Equal(r.History, h1) || len(r.Log) != 16 {
-		t.Fatalf("stored run: history %v, %d log entries", r.History, len(r.Log))
-	}
-	// Corrupt the entry: it must be recomputed, identically.
-	entries, _ := filepath.Glob(filepath.Join(store.Dir(), "train_rl-*.bin"))
-	if len(entries) != 1 {
-		t.Fatalf("store entries %v", entries)
-	}
-	data, _ := os.ReadFile(entries[0])
-	data[len(data)-10] ^= 0xff
-	if err := os.WriteFile(entries[0], data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	log.Reset()
-	third := mustOpen(t, store.Dir())
-	third.Notices = log
-	if again := encode(get(third)); !bytes.Equal(again, computed) {
-		t.Fatal("recomputed run differs")
-	}
-	if !strings.Contains(log.String(), "unusable") {
-		t.Fatalf("the corrupt entry was not reported:\n%s", log.String())
-	}
-	if tmp, _ := filepath.Glob(filepath.Join(store.Dir(), ".tmp-*")); len(tmp) != 0 {
-		t.Fatalf("temporary files left: %v", tmp)
+	if !bytes.Equal(modelBytes(t, r.Policy), w1) {
+		t.Fatal("the GRPO run's policy differs from TrainRL's")
 	}
 }
 
@@ -656,28 +608,38 @@ func TestDemonstrationsStallOnFailedTest(t *testing.T) {
 	}
 }
 
-// TestRunCodecWithCritic round-trips a run that carries a critic: every section reads back exactly.
-func TestRunCodecWithCritic(t *testing.T) {
+// TestWriteRunWithCritic round-trips a run that carries a critic and metrics: every section reads back exactly,
+// and the run's Base is not written.
+func TestWriteRunWithCritic(t *testing.T) {
 	tok, _ := testSetup(t)
 	policy := tinyPolicy(t, tok)
 	critic, err := gomlxmodel.NewCritic(policy, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := &Run{Policy: policy, Critic: critic, History: []StepStats{{Step: 0, Stats: Stats{PassRate: 0.5}}}, Log: []Info{{Submitted: true}}}
+	run := &Run{Base: policy, Policy: policy, Critic: critic, History: []StepStats{{Step: 0, Stats: Stats{PassRate: 0.5}}},
+		Log: []Info{{Submitted: true}}, LogTask: []int{3}, Metrics: map[string][]float64{"b": {1}, "a": {2, 3}}}
 	var first, second bytes.Buffer
-	if err := RunCodec().Encode(&first, run); err != nil {
+	if err := WriteRun(&first, run); err != nil {
 		t.Fatal(err)
 	}
-	back, err := RunCodec().Decode(bytes.NewReader(first.Bytes()))
+	back, err := ReadRun(bytes.NewReader(first.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := RunCodec().Encode(&second, back); err != nil {
+	if err := WriteRun(&second, back); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(first.Bytes(), second.Bytes()) || back.Critic == nil || back.History[0].PassRate != 0.5 {
+	if !bytes.Equal(first.Bytes(), second.Bytes()) || back.Critic == nil || back.History[0].PassRate != 0.5 ||
+		!slices.Equal(back.LogTask, run.LogTask) || !slices.Equal(back.Metrics["a"], run.Metrics["a"]) ||
+		!slices.Equal(back.Metrics["b"], run.Metrics["b"]) {
 		t.Fatal("run with critic does not round-trip")
+	}
+	if back.Base != nil {
+		t.Error("ReadRun read a Base, which WriteRun does not write")
+	}
+	if _, err := ReadRun(bytes.NewReader(first.Bytes()[:first.Len()-1])); err == nil {
+		t.Error("a truncated run read back without an error")
 	}
 }
 
@@ -686,55 +648,47 @@ func TestTrainContext(t *testing.T) {
 	base := tinyPolicy(t, tok)
 	cfg := DefaultRLConfig()
 	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns = 2, 4, 3
-	baseFP, err := Fingerprint(base)
-	if err != nil {
-		t.Fatal(err)
-	}
+	baseFP := fingerprintOf(t, base)
 	bad := cfg
 	bad.GroupSize = 0
 	for _, tc := range badRuns(train, cfg, bad) {
-		if _, err := TrainContext(base, tc.tasks, tok, KeepObs(1), tc.cfg, 2); err == nil {
+		if _, err := RunLoop(TrainContext{Tasks: tc.tasks, Tok: tok, Cfg: tc.cfg, Steps: 2, KeepObs: 1}, base); err == nil {
 			t.Errorf("%s: no error", tc.name)
 		}
 	}
 	fingerprint := func(keepObs int) string {
-		p, err := TrainContext(base, train, tok, KeepObs(keepObs), cfg, 2)
+		run, err := RunLoop(TrainContext{Tasks: train, Tok: tok, Cfg: cfg, Steps: 2, KeepObs: keepObs}, base)
 		if err != nil {
 			t.Fatal(err)
 		}
+		p := run.Policy
 		if p.Steps() != base.Steps()+2 {
 			t.Errorf("policy took %d Adam steps in a 2-step run", p.Steps()-base.Steps())
 		}
-		fp, err := Fingerprint(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fp
+		return fingerprintOf(t, p)
 	}
 	masked := fingerprint(1)
 	if again := fingerprint(1); again != masked {
 		t.Errorf("two runs from the same seed differ: %s, %s", masked, again)
 	}
-	if after, _ := Fingerprint(base); after != baseFP {
+	if fingerprintOf(t, base) != baseFP {
 		t.Error("TrainContext changed its base")
 	}
 }
 
-// creditRun is 12.2's train_credit as the chapter runs it: TrainedRun with the critic and CreditAdvantages, in a
-// store of its own.
+// creditRun is 12.2's train_credit as the chapter runs it: a GRPO run with the critic and CreditAdvantages.
 func creditRun(t *testing.T, base *Model, critic *gomlxmodel.Critic, tasks []Task, tok *Tokenizer, cfg RLConfig,
 	scheme string, steps int, lambda float64) (*Run, error) {
-	adv, err := CreditAdvantages(scheme, lambda)
-	if err != nil {
+	adv := CreditAdvantages{Scheme: scheme, Lambda: lambda}
+	if err := adv.Check(); err != nil {
 		return nil, err
 	}
-	return TrainedRun(mustStore(t), base, tok, tasks, cfg, steps, "", nil, WithCritic(critic), WithAdvantages(adv, scheme, lambda))
+	return trainedRun(base, tok, tasks, cfg, steps, nil, WithCritic(critic), WithAdvantages(adv))
 }
 
-// rampedRun is 12.7's ramped cost as the chapter runs it: TrainedRun with RampedPenalty's schedule, in a store of
-// its own.
+// rampedRun is 12.7's ramped cost as the chapter runs it: a GRPO run with RampedPenalty's schedule.
 func rampedRun(t *testing.T, base *Model, tasks []Task, tok *Tokenizer, cfg RLConfig, steps int) (*Run, error) {
-	return TrainedRun(mustStore(t), base, tok, tasks, cfg, steps, "", nil, WithSchedule(RampedPenalty(cfg, steps)))
+	return trainedRun(base, tok, tasks, cfg, steps, nil, WithSchedule(RampedPenalty(cfg, steps)))
 }
 
 // TestTrainCredit checks train_credit's input errors, that a seed gives one result, that it leaves its base and
@@ -818,14 +772,12 @@ func TestWarmCritic(t *testing.T) {
 	}
 }
 
-// fingerprintOf is Fingerprint for tests.
+// fingerprintOf is a short hash of m's weights and optimizer state (WriteTo's bytes): equal fingerprints mean
+// equal models in these tests.
 func fingerprintOf(t *testing.T, m *gomlxmodel.Model) string {
 	t.Helper()
-	fp, err := Fingerprint(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fp
+	sum := sha256.Sum256(modelBytes(t, m))
+	return hex.EncodeToString(sum[:8])
 }
 
 // criticProbe is a critic's values on a fixed 8-token row, as text: equal probes mean equal critics in these tests.
@@ -1054,7 +1006,7 @@ func TestEvaluateContextFullIsEvaluate(t *testing.T) {
 	// A base agent of 40 small steps: its calls vary enough for the statistics to tell episodes apart.
 	c := DefaultBaseConfig()
 	c.Demos, c.MappingDemos, c.Steps, c.BatchSize = 256, 256, 40, 16
-	policy, err := BaseFrom(mustStore(t), tok, c)
+	policy, err := TrainBase(train, tok, c)
 	if err != nil {
 		t.Fatal(err)
 	}
