@@ -29,7 +29,9 @@ type Chapter struct {
 	HeldOutTasks []agentrl.Task     // the 10 held-out tasks
 	Store        *store.Store       // the result store ($AGENTRL_CACHE, else the user's cache directory)
 
-	base func() (*gomlxmodel.Model, error)
+	base   func() (*gomlxmodel.Model, error)
+	recipe agentrl.BaseConfig // the base agent's
+	extra  []string           // words the tokenizer has beyond the tasks' and the gym's (WithWords)
 }
 
 // Setup builds the chapter's tokenizer and tasks and opens the default result store. It trains and loads nothing:
@@ -75,10 +77,32 @@ func (c *Chapter) WithBase(base agentrl.BaseConfig) (*Chapter, error) {
 	if err := base.Validate(); err != nil {
 		return nil, err
 	}
-	with := &Chapter{Tok: c.Tok, Train: c.Train, HeldOutTasks: c.HeldOutTasks, Store: c.Store}
+	with := &Chapter{Tok: c.Tok, Train: c.Train, HeldOutTasks: c.HeldOutTasks, Store: c.Store, recipe: base}
 	with.base = sync.OnceValues(func() (*gomlxmodel.Model, error) {
 		return runs.Base(with.Store, agentrl.BaseRun{Config: base, Tasks: with.Train, Tok: with.Tok})
 	})
+	return with, nil
+}
+
+// WithWords returns the chapter with words added to its tokenizer's vocabulary (the words of an environment's own
+// observations, which would otherwise be an error: agentrl.UnknownWordsError), and so with a base agent of its own
+// for the larger vocabulary, trained with the same recipe (minutes, once) on the first call of Base. Words the
+// vocabulary has already change nothing: the chapter is returned as it is.
+func (c *Chapter) WithWords(words ...string) (*Chapter, error) {
+	var added []string
+	for _, w := range words {
+		added = append(added, c.Tok.Unknown(w)...)
+	}
+	if len(added) == 0 {
+		return c, nil
+	}
+	all := append(append([]agentrl.Task(nil), c.Train...), c.HeldOutTasks...)
+	with, err := c.WithBase(c.recipe)
+	if err != nil {
+		return nil, err
+	}
+	with.Tok = agentrl.BuildTokenizer(all, append(c.extra, added...)...)
+	with.extra = append(c.extra, added...)
 	return with, nil
 }
 
