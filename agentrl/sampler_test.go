@@ -55,8 +55,7 @@ func sampleWith(t testing.TB, s gomlxmodel.DecoderSchedule, steps int, policy *g
 }
 
 // TestSamplerScheduleBits: the default decoder schedule (ScheduleAuto: one padded graph per step on XLA,
-// decoding rows apart from prefilling ones in power-of-two token buckets on pure Go, with the cache
-// allocated once) samples the same episodes as the schedule of earlier releases (ScheduleLegacy), with
+// decoding rows apart from prefilling ones in power-of-two token buckets on pure Go) samples the same episodes as the schedule of earlier releases (ScheduleLegacy), with
 // bit-identical sampling log-probabilities, over two steps of the chapter's workload on the real gym. Run it
 // on both backends (GOMLX_BACKEND=go for pure Go). It also logs how far ScheduleSplit is from them on the
 // backend at hand: identical on pure Go (where it is the default), not on XLA.
@@ -64,6 +63,16 @@ func TestSamplerScheduleBits(t *testing.T) {
 	policy, train, tok, cfg := samplerWorkload(t)
 	legacy, le, ln := sampleWith(t, gomlxmodel.ScheduleLegacy, 2, policy, train, tok, cfg)
 	auto, ae, an := sampleWith(t, gomlxmodel.ScheduleAuto, 2, policy, train, tok, cfg)
+	if testing.Short() && legacyIsPadded(le, ae) {
+		// XLA: ScheduleSplit's many shapes take most of the test's time to compile; its check runs without -short.
+		if ln != an {
+			t.Fatalf("needed token positions differ: legacy %d, auto %d", ln, an)
+		}
+		if d := diffTrajectories(legacy, auto); d != "" {
+			t.Errorf("ScheduleAuto differs from ScheduleLegacy: %s", d)
+		}
+		return
+	}
 	split, se, sn := sampleWith(t, gomlxmodel.ScheduleSplit, 2, policy, train, tok, cfg)
 	if ln != an || ln != sn {
 		t.Fatalf("needed token positions differ: legacy %d, auto %d, split %d", ln, an, sn)
@@ -79,6 +88,9 @@ func TestSamplerScheduleBits(t *testing.T) {
 		t.Logf("ScheduleSplit gives ScheduleLegacy's episodes and log-probabilities bit for bit")
 	}
 }
+
+// legacyIsPadded says whether ScheduleAuto ran the legacy shapes (as on XLA): the same executed positions.
+func legacyIsPadded(legacyExecuted, autoExecuted int64) bool { return legacyExecuted == autoExecuted }
 
 // diffTrajectories describes the first difference between two runs' trajectories (token ids, owners, and the
 // bits of the sampling log-probabilities) and counts the log-probabilities that differ; "" when identical.

@@ -12,13 +12,12 @@ import (
 // tokens and returns each row's next-token logits. Logits equal the full forward pass
 // (TestDecoderMatchesForward).
 //
-// Shapes are bucketed so decoding never recompiles per step. The cache is allocated once, at the
-// model's MaxLen, and each graph attends over its first positions rounded up to TimeBucket (the graph
-// slices the cache; see decodeWindow). How a Step groups rows into executions is its schedule
-// (DecoderSchedule): on XLA one graph over all rows, the number of tokens per row padded to 1, 4, 16,
-// 64 or 256 (stepBucket); on the pure-Go backend the rows with one queued token run apart from those
-// that prefill, which run in groups of the same power-of-two token bucket (splitBucket). B is
-// bucketed as in Logits. A Decoder is not safe for concurrent use; it reads the model's current
+// Shapes are bucketed so decoding never recompiles per step: the cache capacity grows in steps of
+// TimeBucket (Step says why it is not allocated at once). How a Step groups rows into executions is
+// its schedule (DecoderSchedule): on XLA one graph over all rows, the number of tokens per row padded
+// to 1, 4, 16, 64 or 256 (stepBucket); on the pure-Go backend the rows with one queued token run apart
+// from those that prefill, which run in groups of the same power-of-two token bucket (splitBucket). B
+// is bucketed as in Logits. A Decoder is not safe for concurrent use; it reads the model's current
 // weights at each Step. Close frees its caches once it is no longer needed.
 type Decoder struct {
 	m      *Model
@@ -33,9 +32,9 @@ type Decoder struct {
 	// bits (TestDecoderScheduleBits) and every padded token slot costs compute; on XLA the shapes of
 	// a graph change the bits of its results, so the default there stays one padded graph per Step.
 	splitPrefill bool
-	// legacy is the schedule of earlier releases, kept to compare with (ScheduleLegacy): the cache
-	// grows in steps of TimeBucket as contexts grow, and the split (on pure Go) runs all prefilling
-	// rows in one execution padded to the longest queue, only when they are at most half the rows.
+	// legacy is the pure-Go schedule of earlier releases, kept to compare with (ScheduleLegacy): all
+	// prefilling rows in one execution padded to the longest queue, split from the decoding rows only
+	// when they are at most half the rows.
 	legacy bool
 	// executed and needed count token positions: rows × token slots of every execution, and the
 	// tokens fed (Positions).
@@ -56,9 +55,9 @@ const (
 	// with nothing queued. On XLA its logits differ from SchedulePadded's in the last bits (XLA's CPU
 	// code for a graph depends on its shapes; see TestDecoderScheduleBits), so it is not XLA's default.
 	ScheduleSplit
-	// ScheduleLegacy is the schedule and cache growth of earlier releases: on XLA SchedulePadded, on
-	// pure Go a split only when at most half the rows prefill, all of them padded to the longest queue;
-	// the cache regrows as contexts grow. It is kept for comparisons (tests and benchmarks).
+	// ScheduleLegacy is the schedule of earlier releases: on XLA SchedulePadded, on pure Go a split only
+	// when at most half the rows prefill, all of them padded to the longest queue. It is kept for
+	// comparisons (tests and benchmarks).
 	ScheduleLegacy
 )
 
@@ -98,11 +97,7 @@ func (m *Model) NewDecoder(B int) (*Decoder, error) {
 	default:
 		d.splitPrefill = pureGoBackend()
 	}
-	L := m.st.cfg.MaxLen // the whole context at once: no copy of the caches as rows grow
-	if d.legacy {
-		L = min(TimeBucket, m.st.cfg.MaxLen)
-	}
-	if err := d.grow(L); err != nil {
+	if err := d.grow(min(TimeBucket, m.st.cfg.MaxLen)); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -268,11 +263,11 @@ func (d *Decoder) Step() ([]float32, error) {
 	if need > cfg.MaxLen {
 		return nil, fmt.Errorf("gomlxmodel: decoder context of %d tokens exceeds MaxLen %d", need, cfg.MaxLen)
 	}
-	// The graphs attend over the first W cached positions: the capacity the cache had in earlier
-	// releases, so that XLA, whose results depend on the shapes, gives the same bits.
-	W := bucketT(need, cfg.MaxLen)
-	if W > d.L {
-		if err := d.grow(W); err != nil { // only under ScheduleLegacy: the cache is allocated at MaxLen
+	// The cache grows in steps of TimeBucket. Allocating it once at MaxLen and slicing the positions a
+	// graph needs (the only way to keep XLA's bits, which depend on the attention's length) measured
+	// slower on both backends: the slice copies the caches at every Step, a growth only every few.
+	if L := bucketT(need, cfg.MaxLen); L > d.L {
+		if err := d.grow(L); err != nil {
 			return nil, err
 		}
 	}
@@ -289,7 +284,7 @@ func (d *Decoder) Step() ([]float32, error) {
 	switch {
 	case d.splitPrefill && !d.legacy:
 		if len(single) > 0 {
-			if err := d.run(single, 1, bucketB(len(single)) < d.bp, W, logits); err != nil {
+			if err := d.run(single, 1, bucketB(len(single)) < d.bp, logits); err != nil {
 				return nil, err
 			}
 		}
@@ -307,7 +302,7 @@ func (d *Decoder) Step() ([]float32, error) {
 					rest = append(rest, b)
 				}
 			}
-			if err := d.run(group, nb, true, W, logits); err != nil {
+			if err := d.run(group, nb, true, logits); err != nil {
 				return nil, err
 			}
 			prefill = rest
@@ -317,17 +312,17 @@ func (d *Decoder) Step() ([]float32, error) {
 		// instead of padding every row to the longest queue, and leave out the rows with nothing queued
 		// (finished episodes) when that makes the graph smaller.
 		if len(single) > 0 {
-			if err := d.run(single, 1, bucketB(len(single)) < d.bp, W, logits); err != nil {
+			if err := d.run(single, 1, bucketB(len(single)) < d.bp, logits); err != nil {
 				return nil, err
 			}
 		}
 		if len(prefill) > 0 {
-			if err := d.run(prefill, stepBucket(n, cfg.MaxLen), true, W, logits); err != nil {
+			if err := d.run(prefill, stepBucket(n, cfg.MaxLen), true, logits); err != nil {
 				return nil, err
 			}
 		}
 	default:
-		if err := d.run(append(single, prefill...), stepBucket(n, cfg.MaxLen), false, W, logits); err != nil {
+		if err := d.run(append(single, prefill...), stepBucket(n, cfg.MaxLen), false, logits); err != nil {
 			return nil, err
 		}
 	}
@@ -338,11 +333,10 @@ func (d *Decoder) Step() ([]float32, error) {
 	return logits, nil
 }
 
-// run decodes the queued tokens of rows, nb token slots per row, attending over the first W cached
-// positions, writes their new keys and values into the caches and their logits into logits [B·V]; it
-// leaves the queues and lengths alone. Without gather the full-batch graph runs, row b in slot b (rows
+// run decodes the queued tokens of rows, nb token slots per row, writes their new keys and values
+// into the caches and their logits into logits [B·V]; it leaves the queues and lengths alone. Without gather the full-batch graph runs, row b in slot b (rows
 // not listed get no tokens); with gather the row-gathering graph runs on the listed rows alone.
-func (d *Decoder) run(rows []int, nb int, gather bool, W int, logits []float32) error {
+func (d *Decoder) run(rows []int, nb int, gather bool, logits []float32) error {
 	cfg := d.m.st.cfg
 	V := cfg.Vocab
 	kind, build, R := kindDecode, buildDecode(cfg), d.bp
@@ -372,7 +366,7 @@ func (d *Decoder) run(rows []int, nb int, gather bool, W int, logits []float32) 
 	for _, t := range d.caches {
 		args = append(args, t)
 	}
-	inputs := []any{i32Tensor(tokens, R, nb), i32Tensor(start, R), i32Tensor(count, R), i32Tensor(make([]int32, W), W)}
+	inputs := []any{i32Tensor(tokens, R, nb), i32Tensor(start, R), i32Tensor(count, R)}
 	if kind == kindDecodeRows {
 		inputs = append(inputs, i32Tensor(index, R))
 	}

@@ -21,50 +21,32 @@ import (
 const kindDecode = "decode"
 
 // buildDecode: weights, caches (keys then values, per layer), tokens [B, n] int32, start [B] int32
-// (tokens already cached per row), count [B] int32 (new tokens per row, ≤ n), window [W] int32
-// (only its shape is read: the graph attends over the first W cached positions) → logits [B, V] at
+// (tokens already cached per row), count [B] int32 (new tokens per row, ≤ n) → logits [B, V] at
 // each row's last new token (undefined where count is 0), then per layer the new keys and values,
 // [B, H, n, dh] each.
 func buildDecode(cfg Config) func([]*Node) []*Node {
 	c := arch{cfg, false}
 	P := len(policySpecs(cfg))
 	return func(in []*Node) []*Node {
-		W := in[P+2*c.Layers+3].Shape().Dimensions[0]
-		caches := make([]*Node, 2*c.Layers)
-		for i, cache := range in[P : P+2*c.Layers] {
-			caches[i] = decodeWindow(cache, i, W)
-		}
+		caches := in[P : P+2*c.Layers]
 		return decode(c, unpackWeights(c, in[:P]), caches, in[P+2*c.Layers], in[P+2*c.Layers+1], in[P+2*c.Layers+2], false)
 	}
-}
-
-// decodeWindow returns the first W positions of cache i (keys [B, H, L, dh] when i is even, values
-// [B, H, dh, L] when odd). The caches are allocated at MaxLen, and a graph attends over the positions
-// the context needs, rounded up to TimeBucket: the shapes, and so on XLA the bits, of the graphs of
-// earlier releases, whose caches grew in steps of TimeBucket (slicing itself changes no bit).
-func decodeWindow(cache *Node, i, W int) *Node {
-	axis := 2 + i%2
-	if cache.Shape().Dimensions[axis] == W {
-		return cache
-	}
-	return SliceAxis(cache, axis, AxisRangeFromStart(W))
 }
 
 const kindDecodeRows = "decode_rows"
 
 // buildDecodeRows is buildDecode for a subset of the cache's rows: after the inputs of buildDecode
-// (window included) comes rows [R] int32, the cache row of each of the R rows of tokens, start and count; the outputs
+// comes rows [R] int32, the cache row of each of the R rows of tokens, start and count; the outputs
 // are those of buildDecode for the R rows. Its last block computes only each row's last new token
 // (see decode): this graph runs the long prefills of observations, whose other outputs nobody reads.
 func buildDecodeRows(cfg Config) func([]*Node) []*Node {
 	c := arch{cfg, false}
 	P := len(policySpecs(cfg))
 	return func(in []*Node) []*Node {
-		W := in[P+2*c.Layers+3].Shape().Dimensions[0]
-		rows := InsertAxes(in[P+2*c.Layers+4], -1)
+		rows := InsertAxes(in[P+2*c.Layers+3], -1)
 		caches := make([]*Node, 2*c.Layers)
 		for i, cache := range in[P : P+2*c.Layers] {
-			caches[i] = decodeWindow(Gather(cache, rows), i, W)
+			caches[i] = Gather(cache, rows)
 		}
 		return decode(c, unpackWeights(c, in[:P]), caches, in[P+2*c.Layers], in[P+2*c.Layers+1], in[P+2*c.Layers+2], true)
 	}
