@@ -98,7 +98,7 @@
 //	arl.make_env(cfg)                          MakeEnv(cfg) (Env, error); EnvFactoryOf(cfg); env_factory=... EnvFactory
 //	torch.Generator().manual_seed(s)           NewRNG(s)
 //	arl.make_rl_base(tok)                      MakeRLBase(tok); TrainBase; BaseRun{Config, Tasks, Tok, Env} (stored: runs.Base);
-//	                                               WithBaseEnv (ours: the demonstrations' environment)
+//	                                               (BaseRun.Env: ours, the demonstrations' environment)
 //	arl.make_critic(policy)                    gomlxmodel.NewCritic(policy, seed)
 //	model(ids) / copy.deepcopy(model)          gomlxmodel.Model.Logits / Model.Clone
 //	arl.sample_next(logits, temperature, g)    SampleNext(logits, temperature, rng) (id, logp)

@@ -34,9 +34,9 @@ import (
 
 	"github.com/agentrl-go/agentrl/agentrl"
 	"github.com/agentrl-go/agentrl/ch12"
-	"github.com/agentrl-go/agentrl/store"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 	"github.com/agentrl-go/agentrl/internal/recipe"
+	"github.com/agentrl-go/agentrl/store"
 )
 
 func main() {
