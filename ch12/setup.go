@@ -77,10 +77,38 @@ func (c *Chapter) WithBase(base agentrl.BaseConfig) (*Chapter, error) {
 	if err := base.Validate(); err != nil {
 		return nil, err
 	}
-	with := &Chapter{Tok: c.Tok, Train: c.Train, HeldOutTasks: c.HeldOutTasks, Store: c.Store, recipe: base}
+	with := &Chapter{Tok: c.Tok, Train: c.Train, HeldOutTasks: c.HeldOutTasks, Store: c.Store, recipe: base, extra: c.extra}
 	with.base = sync.OnceValues(func() (*gomlxmodel.Model, error) {
 		return runs.Base(with.Store, agentrl.BaseRun{Config: base, Tasks: with.Train, Tok: with.Tok})
 	})
+	return with, nil
+}
+
+// WithTasks returns the chapter on the tasks gen makes (issue #41's generator knobs; the zero TaskGen is the
+// chapter's own tasks): its training and held-out tasks, its tokenizer over them, and a base agent of its own for
+// them (the tasks are part of its key), trained with the same recipe on the first call of Base.
+func (c *Chapter) WithTasks(gen agentrl.TaskGen) (*Chapter, error) {
+	if err := gen.Validate(); err != nil {
+		return nil, err
+	}
+	train, err := gen.Make(agentrl.SplitTrain)
+	if err != nil {
+		return nil, err
+	}
+	heldOut, err := gen.Make(agentrl.SplitHeldout)
+	if err != nil {
+		return nil, err
+	}
+	all, err := gen.Make(agentrl.SplitAll)
+	if err != nil {
+		return nil, err
+	}
+	with, err := c.WithBase(c.recipe)
+	if err != nil {
+		return nil, err
+	}
+	with.Train, with.HeldOutTasks = train, heldOut
+	with.Tok, with.extra = agentrl.BuildTokenizer(all, c.extra...), c.extra
 	return with, nil
 }
 
