@@ -261,6 +261,9 @@ func (b BaseRun) Check() error {
 	if len(b.Tasks) == 0 {
 		errs = append(errs, errors.New("no tasks: pass the training tasks (MakeTasks(SplitTrain))"))
 	}
+	if f, ok := b.Env.(EnvFactory); ok && f == nil {
+		errs = append(errs, errors.New("the environment factory is nil: pass one, or leave Env nil for the chapter's"))
+	}
 	if err := b.Config.Validate(); err != nil {
 		errs = append(errs, err)
 	}

@@ -142,6 +142,11 @@ func ContextRolloutBatch(model *gomlxmodel.Model, envs []Env, tasks []Task, tok 
 			dec.Feed(b, []int32{id})
 		}
 	}
+	for _, e := range episodes {
+		if e.Err != nil { // a prompt or an observation with words outside the vocabulary
+			return nil, nil, fmt.Errorf("context rollout: task %s: %w", e.Task.Name, e.Err)
+		}
+	}
 	trajs := make([]Trajectory, len(episodes))
 	for b, e := range episodes {
 		trajs[b] = MakeTrajectory(e)

@@ -1,10 +1,12 @@
 package agentrl
 
-// Section 12.2's critic-based training: the critic warm-up and train_credit's step (GRPO's loop takes it through
-// its seams). The notebook shows this code, written from this file (notebooks/savedcode_test.go).
+// Section 12.2's critic-based training: the critic warm-up, train_credit as a loop (TrainCredit), and its
+// advantage computation as a seam of GRPO's loop (CreditAdvantages). The notebook shows this code, written from this file (notebooks/savedcode_test.go).
 
 import (
+	"errors"
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
@@ -92,4 +94,85 @@ func (c CreditAdvantages) Advantages(s StepBatch) ([][]float32, error) {
 		return nil, err
 	}
 	return MaskedWhiten(adv, mask), nil
+}
+
+// TrainCredit is train_credit as a Loop: GRPO's loop with the advantage computation swapped for a critic-based one,
+// per-call rewards, critic values, GAE at the token ("token") or the turn ("turn") level with λ = Lambda,
+// whitening, the same clipped update, and one critic step (lr 1e-3). The run starts from copies of the base model
+// and of Critic (the warmed-up critic), with Cfg; per-call rewards hold the step penalty and the verdict only, so
+// a reward with other terms is refused.
+type TrainCredit struct {
+	Tasks  []Task
+	Tok    *Tokenizer
+	Cfg    RLConfig
+	Steps  int
+	Scheme string
+	Lambda float64
+	Critic *gomlxmodel.Critic
+}
+
+// Plan is tc's steps and seed.
+func (tc TrainCredit) Plan() (int, uint64) { return tc.Steps, tc.Cfg.Seed }
+
+// Check returns an error, naming what to change, when tc cannot run.
+func (tc TrainCredit) Check() error {
+	var errs []error
+	if err := (CreditAdvantages{Scheme: tc.Scheme, Lambda: tc.Lambda}).Check(); err != nil {
+		errs = append(errs, err)
+	}
+	if tc.Critic == nil {
+		errs = append(errs, errors.New("train_credit: the critic is nil: pass the warmed-up critic (WarmCritic)"))
+	}
+	if r := tc.Cfg.Reward; r.FreeCalls != 0 || r.WrongSubmit != 0 || r.InvalidPenalty != 0 || r.Unsubmitted != 0 {
+		errs = append(errs, fmt.Errorf("train_credit: per-call rewards hold the step penalty and the verdict only, "+
+			"not this reward's other terms (%+v)", r))
+	}
+	if err := (GRPO{Tasks: tc.Tasks, Tok: tc.Tok, Cfg: tc.Cfg, Steps: tc.Steps}).Check(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Start copies base and the critic.
+func (tc TrainCredit) Start(base *gomlxmodel.Model) (*Run, error) {
+	if err := tc.Check(); err != nil {
+		return nil, err
+	}
+	policy, err := base.Clone()
+	if err != nil {
+		return nil, err
+	}
+	critic, err := tc.Critic.Clone()
+	return &Run{Policy: policy, Critic: critic}, err
+}
+
+// Step is one step of train_credit.
+func (tc TrainCredit) Step(run *Run, step int, g *rand.Rand) error {
+	if run.Base != nil {
+		run.Policy.SetAnchor(run.Base) // cfg.KLCoef's reference, also after a resume
+	}
+	trajs, _, err := SampleStep(run.Policy, EnvFactoryOf(tc.Cfg), tc.Tasks, tc.Tok, tc.Cfg, g)
+	if err != nil {
+		return err
+	}
+	batch := Collate(trajs, tc.Tok.PadID)
+	mask, rewards := batch.Mask(), PerCallRewards(trajs, batch.Mask(), tc.Cfg.Reward.StepPenalty)
+	values, err := CriticValues(run.Critic, batch) // [B][T-1]
+	if err != nil {
+		return err
+	}
+	var adv [][]float32
+	if tc.Scheme == "token" {
+		adv, _ = GAEAdvantages(rewards, values, mask, 1, tc.Lambda)
+	} else {
+		adv = TurnAdvantages(rewards, values, mask, batch.Turns(), 1, tc.Lambda)
+	}
+	if _, err := RLUpdate(run.Policy, batch, MaskedWhiten(adv, mask), tc.Cfg, g); err != nil {
+		return err
+	}
+	if _, err := ValueStep(run.Critic, batch, values, ReturnsToGo(rewards, mask), 0, 1e-3); err != nil {
+		return err
+	}
+	run.History = append(run.History, StepStats{Step: step, Stats: BehaviorStats(trajs)})
+	return nil
 }

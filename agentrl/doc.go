@@ -32,12 +32,11 @@
 //
 // The rest of the package is the training side: RLConfig, the KV-cache samplers (RolloutBatch, SampleGroups,
 // SampleStep, ContextRolloutBatch), advantages (ComputeAdvantages, GAEAdvantages, TurnAdvantages), the update
-// (RLUpdate), the GRPO loop (TrainRL), evaluation (Evaluate, EvaluateContext), the RL base agent (MakeRLBase,
-// trained on scripted demonstrations, see BaseConfig) and the result store (Store, Cached) that lets notebook
-// cells, each a separate program under GoNB, reuse what earlier cells computed. The base agent and TrainedRun
-// save their progress there while they train (every Store.CheckpointEvery, and when the process is interrupted),
-// so an interrupted cell, run again, resumes bit-identically (ErrInterrupted). The store is also where they report:
-// its Notices writer receives the "cache:" notices and the "progress:" lines (every Store.ProgressEvery).
+// (RLUpdate), the GRPO loop (TrainRL), evaluation (Evaluate, EvaluateContext) and the RL base agent (MakeRLBase,
+// trained on scripted demonstrations, see BaseConfig). A training run is also a value, a Loop (GRPO, TrainCredit,
+// TrainContext; BaseRun for the base agent), whose fields are its arguments: Train runs it step by step, and a
+// caller wraps that loop from outside. The notebooks' result store does (packages store, codekey and runs): it keys
+// each run by its value and resumes it after an interrupt. This package knows nothing of it.
 //
 // # One-hop naming: arl name → Go name (gym)
 //
@@ -98,8 +97,8 @@
 //	cfg.reward = make_reward('hidden', ...)    RLConfig.Reward = RewardSpec{Kind, StepPenalty, WrongSubmit, InvalidPenalty}
 //	arl.make_env(cfg)                          MakeEnv(cfg) (Env, error); EnvFactoryOf(cfg); env_factory=... EnvFactory
 //	torch.Generator().manual_seed(s)           NewRNG(s)
-//	arl.make_rl_base(tok)                      MakeRLBase(tok); BaseFrom(store, tok, BaseConfig, opts...); TrainBase;
-//	                                               WithBaseEnv (ours: the demonstrations' environment)
+//	arl.make_rl_base(tok)                      MakeRLBase(tok); TrainBase; BaseRun{Config, Tasks, Tok, Env} (stored: runs.Base);
+//	                                               (BaseRun.Env: ours, the demonstrations' environment)
 //	arl.make_critic(policy)                    gomlxmodel.NewCritic(policy, seed)
 //	model(ids) / copy.deepcopy(model)          gomlxmodel.Model.Logits / Model.Clone
 //	arl.sample_next(logits, temperature, g)    SampleNext(logits, temperature, rng) (id, logp)
@@ -121,23 +120,24 @@
 //	arl.rl_update(policy, opt, batch, adv,     RLUpdate(policy, batch, adv [B][T-1], cfg, rng); BroadcastAdvantages
 //	    cfg, generator=g)                          for sequence advantages
 //	arl.train_rl(policy, tasks, tok, cfg,      TrainRL(policy, tasks, tok, cfg, steps, factory) ([]StepStats, error);
-//	    steps, env_factory=)                       TrainedRun (stored in the result cache)
+//	    steps, env_factory=)                       GRPO{Tasks, Tok, Cfg, Steps, Env, ...} (a Loop; RunLoop)
 //	arl.evaluate(policy, tasks, tok, n, ...)   Evaluate(policy, tasks, tok, n, rng, cfg, factory) (Stats, error)
 //	per_call_rewards (#@save)                  PerCallRewards(trajs, mask, stepPenalty)
 //	masked_whiten (#@save)                     MaskedWhiten(x, mask)
 //	call_sample (#@save)                       CallSample(episode, view, callIDs, callLogp)
 //	context_rollout_batch (#@save)             ContextRolloutBatch(model, envs, tasks, tok, viewOf, maxTurns, temperature, rng)
-//	train_context (#@save)                     TrainContext(base, tasks, tok, viewOf, cfg, steps); ContextStep (one step)
+//	train_context                              TrainContext{Tasks, Tok, Cfg, Steps, KeepObs} (a Loop); ContextStep (one step)
+//	train_credit                               TrainCredit{Tasks, Tok, Cfg, Steps, Scheme, Lambda, Critic} (a Loop)
 //	evaluate_context (#@save)                  EvaluateContext(model, tasks, tok, viewOf, nSamples, seed, cfg)
-//	(cells run as separate programs)           Store, DefaultStore, Key, Cached, RunCodec(), ModelCodec(), CriticCodec()
+//	(cells run as separate programs)           packages store, codekey, runs (WriteRun/ReadRun are a run's bytes)
 //	(ours, §12.7's remedies, run)              RewardSpec.FreeCalls (a free allowance of calls);
 //	                                               RampedPenalty (a step cost ramped in over training: a
-//	                                               configuration per step, TrainedRun's WithSchedule)
-//	(ours: the GRPO loop's seams)              TrainedRun(..., opts ...RunOption): WithAdvantages(AdvantageFunc,
-//	                                               params...) (GroupAdvantages is the default; CreditAdvantages is
-//	                                               12.2's), WithMetric (Run.Metrics), WithSchedule (RampedPenalty),
+//	                                               configuration per step, WithSchedule)
+//	(ours: the GRPO loop's seams)              GRPO.With(opts ...RunOption): WithAdvantages(Advantages) (GroupAdvantages
+//	                                               is the default; CreditAdvantages{Scheme, Lambda} is 12.2's),
+//	                                               WithMetric (Run.Metrics), WithSchedule (RampedPenalty),
 //	                                               WithCritic, FreshOptimizer; StepBatch is what they see
-//	(ours: a loop of one's own, resumable)     ResumableRun(store, key, Loop{Name, Steps, Seed, Start, Step})
+//	(ours: a loop of one's own)              any Loop (Plan, Start, Step); RunLoop(loop, base), Train(loop, run, ...)
 //	(ours: V(s_K) of the last state)           FinalValues(critic, trajs, padID)
 //	(ours, §12.4: what a policy would do next) CallProbs(policy, views, calls, padID)
 //	(ours, §12.2: the critic's "a few percent") ExplainedVariance(values, returns, mask)

@@ -61,6 +61,9 @@ type Episode struct {
 	Reward   float64
 	Info     Info
 	Obs      []string // observation text of each call ("" when the episode ended on it)
+	// Err is set when the prompt or an observation has words outside the vocabulary (an *UnknownWordsError): the
+	// samplers stop with it.
+	Err error
 }
 
 // NewEpisode is arl.Episode(env, task, tok, max_turns, max_len): it resets env with task and writes <bos> and the
@@ -70,6 +73,7 @@ func NewEpisode(env Env, task Task, tok *Tokenizer, maxTurns, maxLen int) *Episo
 	prompt := env.Reset(task)
 	e.push([]int32{tok.BosID}, OwnerTemplate, 0, nil)
 	e.push(tok.Encode(prompt), OwnerPrompt, 0, nil)
+	e.checkWords(prompt)
 	if len(e.IDs)+MaxCallTokens > maxLen {
 		e.finish(env.Stop(StopTruncated))
 	}
@@ -110,6 +114,7 @@ func (e *Episode) Act(call []int32, logp []float32) {
 		return
 	}
 	obsIDs := e.Tok.Encode(obs)
+	e.checkWords(obs)
 	switch {
 	case len(e.Actions) >= e.MaxTurns:
 		e.Obs = append(e.Obs, "")
@@ -122,6 +127,15 @@ func (e *Episode) Act(call []int32, logp []float32) {
 		e.push([]int32{e.Tok.ObsStartID}, OwnerTemplate, k, nil)
 		e.push(obsIDs, OwnerTool, k, nil)
 		e.push([]int32{e.Tok.ObsEndID}, OwnerTemplate, k, nil)
+	}
+}
+
+// checkWords sets Err, once, when text has words outside the vocabulary.
+func (e *Episode) checkWords(text string) {
+	if e.Err == nil {
+		if words := e.Tok.Unknown(text); len(words) > 0 {
+			e.Err = &UnknownWordsError{Words: words, Text: text}
+		}
 	}
 }
 

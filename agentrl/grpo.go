@@ -106,6 +106,12 @@ func (g GRPO) Check() error {
 			break
 		}
 	}
+	if f, ok := g.Env.(EnvFactory); ok && f == nil {
+		errs = append(errs, errors.New("the environment factory is nil: pass one, or leave Env nil for MakeEnv"))
+	}
+	if f, ok := g.Advantages.(AdvantageFunc); ok && f == nil {
+		errs = append(errs, errors.New("the AdvantageFunc is nil: pass one, or leave Advantages nil for GroupAdvantages"))
+	}
 	names := map[string]bool{}
 	for _, m := range g.Metrics {
 		switch {

@@ -6,7 +6,7 @@ package agentrl
 
 // RampedPenalty is the schedule of a step penalty ramped in over steps steps: step k charges
 // cfg.Reward.StepPenalty·k/(steps−1) per call, so the first step trains on the verdict alone and the last on the
-// full cost. TrainedRun takes it as WithSchedule(RampedPenalty(cfg, steps)).
+// full cost. A GRPO run takes it as WithSchedule(RampedPenalty(cfg, steps)).
 func RampedPenalty(cfg RLConfig, steps int) func(step int) RLConfig {
 	return func(step int) RLConfig {
 		stepCfg := cfg

@@ -60,6 +60,15 @@ func MakeReward(kind string, opt RewardOptions) (RewardFunc, error) {
 	if opt.FreeCalls < 0 {
 		return nil, fmt.Errorf("make reward: %d free calls, want >= 0", opt.FreeCalls)
 	}
+	// A negative price is a payment: the agent learns to collect it until the turn limit instead of working (a
+	// step penalty of -1 earns the default configuration about +6 an episode).
+	if opt.StepPenalty < 0 {
+		return nil, fmt.Errorf("make reward: step penalty %g < 0 pays every call, so the agent learns to stall until "+
+			"its turn limit: use 0, or FreeCalls for calls that cost nothing", opt.StepPenalty)
+	}
+	if opt.InvalidPenalty < 0 {
+		return nil, fmt.Errorf("make reward: invalid penalty %g < 0 pays every malformed call: use 0 or more", opt.InvalidPenalty)
+	}
 	for _, o := range []struct {
 		name string
 		v    float64

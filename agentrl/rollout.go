@@ -63,11 +63,24 @@ func RolloutBatch(model *gomlxmodel.Model, envs []Env, tasks []Task, tok *Tokeni
 			fed[b]++
 		}
 	}
+	if err := episodesErr(episodes); err != nil {
+		return nil, err
+	}
 	trajs := make([]Trajectory, len(episodes))
 	for b, e := range episodes {
 		trajs[b] = MakeTrajectory(e)
 	}
 	return trajs, nil
+}
+
+// episodesErr is the first episode's error (Episode.Err), naming the episode's task.
+func episodesErr(episodes []*Episode) error {
+	for _, e := range episodes {
+		if e.Err != nil {
+			return fmt.Errorf("rollout: task %s: %w", e.Task.Name, e.Err)
+		}
+	}
+	return nil
 }
 
 func anyActive(episodes []*Episode) bool {

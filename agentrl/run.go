@@ -22,7 +22,7 @@ type Run struct {
 	History []StepStats
 	Log     []Info
 	// LogTask[i] is the index, among its step's episodes (StepBatch.Trajs and Tasks; LogTask[i] / GroupSize is
-	// its prompt), of the episode whose terminal info is Log[i]: LogByStep splits both alike. TrainedRun fills it;
+	// its prompt), of the episode whose terminal info is Log[i]: LogByStep splits both alike. GRPO fills it with LogEpisodes;
 	// nil when the run's loop does not.
 	LogTask []int
 	// Metrics holds the run's own per-step metrics (WithMetric): Metrics[name][k] is step k's value. Nil without

@@ -1,6 +1,8 @@
 package agentrl
 
 import (
+	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -38,8 +40,10 @@ type Tokenizer struct {
 }
 
 // BuildTokenizer is arl.build_tokenizer: the special tokens first, then, sorted, every word of the tasks (issue,
-// source and its read projection), the identifier pool, the ops, the tools and the observation words.
-func BuildTokenizer(tasks []Task) *Tokenizer {
+// source and its read projection), the identifier pool, the ops, the tools and the observation words, and the extra
+// words (an environment's own observations: "turns", "left"). A model's vocabulary is its tokenizer's, so a model
+// for a larger vocabulary is another model.
+func BuildTokenizer(tasks []Task, extra ...string) *Tokenizer {
 	words := map[string]bool{}
 	add := func(text string) {
 		for _, w := range strings.Fields(strings.ReplaceAll(text, "\n", newlineSplit)) {
@@ -49,6 +53,9 @@ func BuildTokenizer(tasks []Task) *Tokenizer {
 	for _, t := range tasks {
 		add(t.Issue)
 		add(t.Source)
+	}
+	for _, w := range extra {
+		add(w)
 	}
 	for _, list := range [][]string{namePool, repairOps[:], gymWords} {
 		for _, w := range list {
@@ -90,6 +97,30 @@ func (t *Tokenizer) Encode(text string) []int32 {
 		}
 	}
 	return ids
+}
+
+// Unknown returns the words of text outside the vocabulary, each once, in order of appearance.
+func (t *Tokenizer) Unknown(text string) []string {
+	var out []string
+	for _, w := range strings.Fields(strings.ReplaceAll(text, "\n", newlineSplit)) {
+		if _, ok := t.Stoi[w]; !ok && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// UnknownWordsError is the error of an episode whose prompt or observation has words outside the tokenizer's
+// vocabulary, which would reach the policy as <unk>.
+type UnknownWordsError struct {
+	Words []string
+	Text  string // the prompt or observation
+}
+
+func (e *UnknownWordsError) Error() string {
+	return fmt.Sprintf("words outside the vocabulary %q in %q: the policy would read each as <unk>; build the tokenizer "+
+		"with them (agentrl.BuildTokenizer(tasks, words...), in a notebook ch.WithWords(words...), whose base agent is "+
+		"trained for the larger vocabulary) or use words the vocabulary has (tok.Stoi)", e.Words, e.Text)
 }
 
 // Decode joins the words of ids with spaces, turning <nl> back into "\n" (so Encode(Decode(ids)) == ids); ids

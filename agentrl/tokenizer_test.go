@@ -1,7 +1,9 @@
 package agentrl
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -64,5 +66,56 @@ func TestTokenizer(t *testing.T) {
 	}
 	if CallText(ToolEdit, OpComparison) != "<call> edit fix_comparison </call>" {
 		t.Errorf("CallText = %q", CallText(ToolEdit, OpComparison))
+	}
+}
+
+// wordyEnv answers every call with an observation the chapter's vocabulary lacks.
+type wordyEnv struct{ *EditBudgetEnv }
+
+func (e wordyEnv) Step(action string) (string, float64, bool, Info) {
+	obs, r, done, info := e.EditBudgetEnv.Step(action)
+	return obs + " turns left 2", r, done, info
+}
+
+// TestUnknownWords checks that words outside the vocabulary are an error naming them, from the sampler, and that
+// BuildTokenizer takes extra words.
+func TestUnknownWords(t *testing.T) {
+	tok, train := testSetup(t)
+	if got := tok.Unknown("passed 2 of 3 turns left"); !slices.Equal(got, []string{"turns"}) {
+		t.Errorf("Unknown = %q, want [turns]", got)
+	}
+	wider := BuildTokenizer(train, "turns", "left")
+	if len(wider.Unknown("turns left 2")) != 0 || wider.VocabSize() != tok.VocabSize()+1 {
+		t.Errorf("BuildTokenizer with extra words: vocabulary %d (was %d), unknown %q", wider.VocabSize(), tok.VocabSize(),
+			wider.Unknown("turns left 2"))
+	}
+	model := tinyPolicy(t, tok)
+	cfg := DefaultRLConfig()
+	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns = 1, 2, 3
+	factory := func() (Env, error) {
+		env, err := MakeEnv(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return wordyEnv{env.(*EditBudgetEnv)}, nil
+	}
+	_, err := SampleGroups(model, factory, train[:1], tok, cfg, NewRNG(0))
+	var unknown *UnknownWordsError
+	if !errors.As(err, &unknown) || !slices.Equal(unknown.Words, []string{"turns"}) || !strings.Contains(err.Error(), "BuildTokenizer") {
+		t.Errorf("sampling with unknown words: %v, want an UnknownWordsError naming \"turns\" and how to add it", err)
+	}
+}
+
+// TestNegativePenaltyRefused checks that a price that pays the agent is refused, saying why.
+func TestNegativePenaltyRefused(t *testing.T) {
+	for _, opt := range []RewardOptions{{StepPenalty: -1}, {InvalidPenalty: -0.1}} {
+		if _, err := MakeReward(RewardHidden, opt); err == nil || !strings.Contains(err.Error(), "pays") {
+			t.Errorf("%+v: %v, want an error saying it pays", opt, err)
+		}
+	}
+	cfg := DefaultRLConfig()
+	cfg.Reward.StepPenalty = -1
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "stall") {
+		t.Errorf("RLConfig with step penalty -1: %v", err)
 	}
 }

@@ -1065,3 +1065,47 @@ func TestExplainedVariance(t *testing.T) {
 		t.Errorf("no rows: %v, want NaN", got)
 	}
 }
+
+// TestTrainCreditLoopIsTheSeam checks that train_credit as the book's loop (TrainCredit) trains, bit for bit, what
+// GRPO's loop with the critic and CreditAdvantages in place of the group advantage trains: the same policy with its
+// optimizer state, the same critic and the same history, for both schemes, and refuses what the seam refuses.
+func TestTrainCreditLoopIsTheSeam(t *testing.T) {
+	tok, train := testSetup(t)
+	base := tinyPolicy(t, tok)
+	critic, err := gomlxmodel.NewCritic(base, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultRLConfig()
+	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns, cfg.Reward.StepPenalty = 2, 4, 3, 0.05
+	for _, scheme := range []string{"token", "turn"} {
+		seam, err := creditRun(t, base, critic, train, tok, cfg, scheme, 3, 0.95)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loop, err := RunLoop(TrainCredit{Tasks: train, Tok: tok, Cfg: cfg, Steps: 3, Scheme: scheme, Lambda: 0.95, Critic: critic}, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fingerprintOf(t, loop.Policy) != fingerprintOf(t, seam.Policy) || criticProbe(t, loop.Critic) != criticProbe(t, seam.Critic) {
+			t.Errorf("%s: the loop's policy or critic differs from the seam's", scheme)
+		}
+		for i := range seam.History {
+			if loop.History[i] != seam.History[i] {
+				t.Errorf("%s: step %d: %+v, the seam's %+v", scheme, i, loop.History[i], seam.History[i])
+			}
+		}
+	}
+	wrongSubmit := cfg
+	wrongSubmit.Reward.WrongSubmit = -1
+	for _, tc := range []TrainCredit{
+		{Tasks: train, Tok: tok, Cfg: cfg, Steps: 3, Scheme: "episode", Lambda: 0.95, Critic: critic},
+		{Tasks: train, Tok: tok, Cfg: cfg, Steps: 3, Scheme: "token", Lambda: 0.95},
+		{Tasks: train, Tok: tok, Cfg: wrongSubmit, Steps: 3, Scheme: "token", Lambda: 0.95, Critic: critic},
+		{Tasks: train, Tok: tok, Cfg: cfg, Steps: 0, Scheme: "token", Lambda: 0.95, Critic: critic},
+	} {
+		if err := tc.Check(); err == nil {
+			t.Errorf("%+v: no error", tc)
+		}
+	}
+}

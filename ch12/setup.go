@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
+	"time"
 
 	"github.com/agentrl-go/agentrl/agentrl"
 	"github.com/agentrl-go/agentrl/codekey"
@@ -27,7 +29,9 @@ type Chapter struct {
 	HeldOutTasks []agentrl.Task     // the 10 held-out tasks
 	Store        *store.Store       // the result store ($AGENTRL_CACHE, else the user's cache directory)
 
-	base func() (*gomlxmodel.Model, error)
+	base   func() (*gomlxmodel.Model, error)
+	recipe agentrl.BaseConfig // the base agent's
+	extra  []string           // words the tokenizer has beyond the tasks' and the gym's (WithWords)
 }
 
 // Setup builds the chapter's tokenizer and tasks and opens the default result store. It trains and loads nothing:
@@ -73,10 +77,60 @@ func (c *Chapter) WithBase(base agentrl.BaseConfig) (*Chapter, error) {
 	if err := base.Validate(); err != nil {
 		return nil, err
 	}
-	with := &Chapter{Tok: c.Tok, Train: c.Train, HeldOutTasks: c.HeldOutTasks, Store: c.Store}
+	with := &Chapter{Tok: c.Tok, Train: c.Train, HeldOutTasks: c.HeldOutTasks, Store: c.Store, recipe: base, extra: c.extra}
 	with.base = sync.OnceValues(func() (*gomlxmodel.Model, error) {
 		return runs.Base(with.Store, agentrl.BaseRun{Config: base, Tasks: with.Train, Tok: with.Tok})
 	})
+	return with, nil
+}
+
+// WithTasks returns the chapter on the tasks gen makes (issue #41's generator knobs; the zero TaskGen is the
+// chapter's own tasks): its training and held-out tasks, its tokenizer over them, and a base agent of its own for
+// them (the tasks are part of its key), trained with the same recipe on the first call of Base.
+func (c *Chapter) WithTasks(gen agentrl.TaskGen) (*Chapter, error) {
+	if err := gen.Validate(); err != nil {
+		return nil, err
+	}
+	train, err := gen.Make(agentrl.SplitTrain)
+	if err != nil {
+		return nil, err
+	}
+	heldOut, err := gen.Make(agentrl.SplitHeldout)
+	if err != nil {
+		return nil, err
+	}
+	all, err := gen.Make(agentrl.SplitAll)
+	if err != nil {
+		return nil, err
+	}
+	with, err := c.WithBase(c.recipe)
+	if err != nil {
+		return nil, err
+	}
+	with.Train, with.HeldOutTasks = train, heldOut
+	with.Tok, with.extra = agentrl.BuildTokenizer(all, c.extra...), c.extra
+	return with, nil
+}
+
+// WithWords returns the chapter with words added to its tokenizer's vocabulary (the words of an environment's own
+// observations, which would otherwise be an error: agentrl.UnknownWordsError), and so with a base agent of its own
+// for the larger vocabulary, trained with the same recipe (minutes, once) on the first call of Base. Words the
+// vocabulary has already change nothing: the chapter is returned as it is.
+func (c *Chapter) WithWords(words ...string) (*Chapter, error) {
+	var added []string
+	for _, w := range words {
+		added = append(added, c.Tok.Unknown(w)...)
+	}
+	if len(added) == 0 {
+		return c, nil
+	}
+	all := append(append([]agentrl.Task(nil), c.Train...), c.HeldOutTasks...)
+	with, err := c.WithBase(c.recipe)
+	if err != nil {
+		return nil, err
+	}
+	with.Tok = agentrl.BuildTokenizer(all, append(c.extra, added...)...)
+	with.extra = append(c.extra, added...)
 	return with, nil
 }
 
@@ -136,17 +190,23 @@ var statsCodec = store.Codec[agentrl.Stats]{
 	},
 }
 
-// Must returns v, or panics with err: a cell's way to stop with an error's message.
+// Must returns v, or stops the cell with err: a run that was interrupted (its progress saved) ends the program
+// with one line that says so, any other error panics with its message.
 func Must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
+	Check(err)
 	return v
 }
 
-// Check panics with err unless it is nil: a cell's way to stop on an error of a call that returns only an error.
+// Check stops the cell with err unless it is nil, as Must does: a cell's way to stop on an error of a call that
+// returns only an error.
 func Check(err error) {
-	if err != nil {
+	switch {
+	case err == nil:
+	case errors.Is(err, store.ErrInterrupted):
+		syncWithin(time.Second) // the status block, with its "progress saved" line, shows first
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(0)
+	default:
 		panic(err)
 	}
 }

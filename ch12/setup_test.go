@@ -51,3 +51,18 @@ func TestSetupLoadsNothingAndHeldOutIsStored(t *testing.T) {
 		t.Errorf("HeldOut under another config returned the stored %+v (%v)", other, err)
 	}
 }
+
+// TestWithWords checks that WithWords widens the tokenizer by the words it lacks, and only then.
+func TestWithWords(t *testing.T) {
+	ch := testChapter(t)
+	if same, err := ch.WithWords("read", "passed"); err != nil || same != ch {
+		t.Errorf("words the vocabulary has: %v, a new chapter %v", err, same != ch)
+	}
+	wider, err := ch.WithWords("turns", "left", "turns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wider.Tok.VocabSize() != ch.Tok.VocabSize()+1 || len(wider.Tok.Unknown("turns left")) != 0 {
+		t.Errorf("vocabulary %d, was %d", wider.Tok.VocabSize(), ch.Tok.VocabSize())
+	}
+}

@@ -63,8 +63,10 @@ func (s *Status) take(line string) {
 	case isCache && strings.HasPrefix(rest, "computed ") && !strings.Contains(rest, "could not"):
 		s.computed = append(s.computed, strings.TrimPrefix(rest, "computed "))
 		s.live = ""
-	case isCache && (strings.HasPrefix(rest, "computing ") || strings.HasPrefix(rest, "resuming ") ||
-		strings.HasPrefix(rest, "waiting ")):
+	case isCache && strings.HasPrefix(rest, "resuming "):
+		s.notes = append(s.notes, line) // the summary keeps where the run went on from
+		s.live = line
+	case isCache && (strings.HasPrefix(rest, "computing ") || strings.HasPrefix(rest, "waiting ")):
 		s.live = line
 	case strings.TrimSpace(line) == "":
 	default:

@@ -2,9 +2,9 @@ package codekey
 
 import (
 	"crypto/sha256"
-	"go/ast"
 	"encoding/hex"
 	"fmt"
+	"go/ast"
 	"io/fs"
 	"path/filepath"
 	"reflect"

@@ -2,19 +2,23 @@ package gomlxmodel
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
 // Decoder samples incrementally from a Model with a KV cache for B rows. Feed queues tokens per
 // row (a prefill of prompt or observation tokens, or the token just sampled); Step runs all queued
-// tokens of all rows in one graph and returns each row's next-token logits. Logits equal the full
-// forward pass (TestDecoderMatchesForward).
+// tokens and returns each row's next-token logits. Logits equal the full forward pass
+// (TestDecoderMatchesForward).
 //
 // Shapes are bucketed so decoding never recompiles per step: the cache capacity grows in steps of
-// TimeBucket, the number of tokens per Step is padded to 1, 4, 16, 64 or 256 (capped at MaxLen; see
-// stepBucket for more than 256), and B as in Logits. A Decoder is not safe for concurrent use; it
-// reads the model's current weights at each Step. Close frees its caches once it is no longer needed.
+// TimeBucket (Step says why it is not allocated at once). How a Step groups rows into executions is
+// its schedule (DecoderSchedule): on XLA one graph over all rows, the number of tokens per row padded
+// to 1, 4, 16, 64 or 256 (stepBucket); on the pure-Go backend the rows with one queued token run apart
+// from those that prefill, which run in groups of the same power-of-two token bucket (splitBucket). B
+// is bucketed as in Logits. A Decoder is not safe for concurrent use; it reads the model's current
+// weights at each Step. Close frees its caches once it is no longer needed.
 type Decoder struct {
 	m      *Model
 	nRows  int               // B, the number of rows (read-only: Rows)
@@ -24,19 +28,75 @@ type Decoder struct {
 	lens   []int             // cached tokens per row
 	queue  [][]int32         // tokens waiting for the next Step, per row
 	// splitPrefill runs the rows with a long queue apart from those with one token, and leaves out
-	// rows with nothing queued (see Step). It is set on the pure-Go backend, where compiling another
-	// shape is cheap and every padded token slot costs compute; on XLA one padded graph per Step is
-	// faster than two executions.
+	// rows with nothing queued (see Step). It is set on the pure-Go backend, where it keeps the logits'
+	// bits (TestDecoderScheduleBits) and every padded token slot costs compute; on XLA the shapes of
+	// a graph change the bits of its results, so the default there stays one padded graph per Step.
 	splitPrefill bool
+	// legacy is the pure-Go schedule of earlier releases, kept to compare with (ScheduleLegacy): all
+	// prefilling rows in one execution padded to the longest queue, split from the decoding rows only
+	// when they are at most half the rows.
+	legacy bool
+	// executed and needed count token positions: rows × token slots of every execution, and the
+	// tokens fed (Positions).
+	executed, needed int
 }
+
+// DecoderSchedule is how Decoder.Step groups rows into executions (SetDecoderSchedule).
+type DecoderSchedule int32
+
+const (
+	// ScheduleAuto is the backend's default: SchedulePadded on XLA, ScheduleSplit on pure Go. Both
+	// give the logits of ScheduleLegacy bit for bit on their backend.
+	ScheduleAuto DecoderSchedule = iota
+	// SchedulePadded runs one graph per Step over all B rows, each padded to the longest queue.
+	SchedulePadded
+	// ScheduleSplit runs the rows with one queued token in one execution of one token slot per row,
+	// and the rows that prefill in one execution per token bucket (1, 4, 8, ..., 256), leaving out rows
+	// with nothing queued. On XLA its logits differ from SchedulePadded's in the last bits (XLA's CPU
+	// code for a graph depends on its shapes; see TestDecoderScheduleBits), so it is not XLA's default.
+	ScheduleSplit
+	// ScheduleLegacy is the schedule of earlier releases: on XLA SchedulePadded, on pure Go a split only
+	// when at most half the rows prefill, all of them padded to the longest queue. It is kept for
+	// comparisons (tests and benchmarks).
+	ScheduleLegacy
+)
+
+var decoderSchedule atomic.Int32
+
+// SetDecoderSchedule sets the schedule of the decoders made after it (NewDecoder reads it) and returns
+// the previous one. It is meant for tests and benchmarks; ScheduleAuto is the default.
+func SetDecoderSchedule(s DecoderSchedule) DecoderSchedule {
+	return DecoderSchedule(decoderSchedule.Swap(int32(s)))
+}
+
+// Process-wide token positions of every decoder (DecodePositions).
+var decodeExecuted, decodeNeeded atomic.Int64
+
+// DecodePositions reports the token positions of every Decoder.Step of the process so far: executed is
+// the sum over executions of graph rows × token slots (padding included), needed the tokens fed.
+func DecodePositions() (executed, needed int64) {
+	return decodeExecuted.Load(), decodeNeeded.Load()
+}
+
+// Positions reports the decoder's token positions so far: executed is the sum over its executions of
+// graph rows × token slots (padding included), needed the number of tokens it was fed and ran.
+func (d *Decoder) Positions() (executed, needed int) { return d.executed, d.needed }
 
 // NewDecoder returns a decoder with B empty rows.
 func (m *Model) NewDecoder(B int) (*Decoder, error) {
 	if B < 1 {
 		return nil, fmt.Errorf("gomlxmodel: decoder needs B ≥ 1, got %d", B)
 	}
-	d := &Decoder{m: m, nRows: B, bp: bucketB(B), lens: make([]int, B), queue: make([][]int32, B),
-		splitPrefill: pureGoBackend()}
+	d := &Decoder{m: m, nRows: B, bp: bucketB(B), lens: make([]int, B), queue: make([][]int32, B)}
+	switch DecoderSchedule(decoderSchedule.Load()) {
+	case SchedulePadded:
+	case ScheduleSplit:
+		d.splitPrefill = true
+	case ScheduleLegacy:
+		d.splitPrefill, d.legacy = pureGoBackend(), true
+	default:
+		d.splitPrefill = pureGoBackend()
+	}
 	if err := d.grow(min(TimeBucket, m.st.cfg.MaxLen)); err != nil {
 		return nil, err
 	}
@@ -164,6 +224,21 @@ func stepBucket(n, maxLen int) int {
 	return n
 }
 
+// splitBucket pads the queue of a prefilling row under ScheduleSplit to a power of two (1, 2 and 3
+// tokens to 4), capped at maxLen; above 256 it returns n itself, as stepBucket does. On the pure-Go
+// backend a row's logits and keys are the same, bit for bit, in every power-of-two bucket that holds
+// its queue (TestDecoderScheduleBits), so these finer buckets keep the bits of stepBucket's.
+func splitBucket(n, maxLen int) int {
+	if n > 256 {
+		return n
+	}
+	b := 4
+	for b < n {
+		b *= 2
+	}
+	return min(b, maxLen)
+}
+
 // Step runs every queued token and returns logits [B·V]: for each row, the logits after its last
 // queued token (zeros for rows with nothing queued).
 func (d *Decoder) Step() ([]float32, error) {
@@ -188,6 +263,9 @@ func (d *Decoder) Step() ([]float32, error) {
 	if need > cfg.MaxLen {
 		return nil, fmt.Errorf("gomlxmodel: decoder context of %d tokens exceeds MaxLen %d", need, cfg.MaxLen)
 	}
+	// The cache grows in steps of TimeBucket. Allocating it once at MaxLen and slicing the positions a
+	// graph needs (the only way to keep XLA's bits, which depend on the attention's length) measured
+	// slower on both backends: the slice copies the caches at every Step, a growth only every few.
 	if L := bucketT(need, cfg.MaxLen); L > d.L {
 		if err := d.grow(L); err != nil {
 			return nil, err
@@ -203,10 +281,36 @@ func (d *Decoder) Step() ([]float32, error) {
 			prefill = append(prefill, b)
 		}
 	}
-	if d.splitPrefill && 2*len(prefill) <= d.nRows {
-		// One token for most rows, a long prefill for a few: run them apart instead of padding every
-		// row to the longest queue, and leave out the rows with nothing queued (finished episodes)
-		// when that makes the graph smaller.
+	switch {
+	case d.splitPrefill && !d.legacy:
+		if len(single) > 0 {
+			if err := d.run(single, 1, bucketB(len(single)) < d.bp, logits); err != nil {
+				return nil, err
+			}
+		}
+		// One execution per token bucket, shortest first (the order does not change any result).
+		for len(prefill) > 0 {
+			nb := cfg.MaxLen + 257
+			for _, b := range prefill {
+				nb = min(nb, splitBucket(len(d.queue[b]), cfg.MaxLen))
+			}
+			var group, rest []int
+			for _, b := range prefill {
+				if splitBucket(len(d.queue[b]), cfg.MaxLen) == nb {
+					group = append(group, b)
+				} else {
+					rest = append(rest, b)
+				}
+			}
+			if err := d.run(group, nb, true, logits); err != nil {
+				return nil, err
+			}
+			prefill = rest
+		}
+	case d.splitPrefill && 2*len(prefill) <= d.nRows:
+		// ScheduleLegacy on pure Go. One token for most rows, a long prefill for a few: run them apart
+		// instead of padding every row to the longest queue, and leave out the rows with nothing queued
+		// (finished episodes) when that makes the graph smaller.
 		if len(single) > 0 {
 			if err := d.run(single, 1, bucketB(len(single)) < d.bp, logits); err != nil {
 				return nil, err
@@ -217,8 +321,10 @@ func (d *Decoder) Step() ([]float32, error) {
 				return nil, err
 			}
 		}
-	} else if err := d.run(append(single, prefill...), stepBucket(n, cfg.MaxLen), false, logits); err != nil {
-		return nil, err
+	default:
+		if err := d.run(append(single, prefill...), stepBucket(n, cfg.MaxLen), false, logits); err != nil {
+			return nil, err
+		}
 	}
 	for b, q := range d.queue {
 		d.lens[b] += len(q)
@@ -228,9 +334,8 @@ func (d *Decoder) Step() ([]float32, error) {
 }
 
 // run decodes the queued tokens of rows, nb token slots per row, writes their new keys and values
-// into the caches and their logits into logits [B·V]; it leaves the queues and lengths alone. Without
-// gather the full-batch graph runs, row b in slot b (rows not listed get no tokens); with gather the
-// row-gathering graph runs on the listed rows alone.
+// into the caches and their logits into logits [B·V]; it leaves the queues and lengths alone. Without gather the full-batch graph runs, row b in slot b (rows
+// not listed get no tokens); with gather the row-gathering graph runs on the listed rows alone.
 func (d *Decoder) run(rows []int, nb int, gather bool, logits []float32) error {
 	cfg := d.m.st.cfg
 	V := cfg.Vocab
@@ -271,6 +376,14 @@ func (d *Decoder) run(rows []int, nb int, gather bool, logits []float32) error {
 	if err != nil {
 		return err
 	}
+	fed := 0
+	for _, b := range rows {
+		fed += len(d.queue[b])
+	}
+	d.executed += R * nb
+	d.needed += fed
+	decodeExecuted.Add(int64(R * nb))
+	decodeNeeded.Add(int64(fed))
 	defer freeTensors(out) // those not freed by floats on an error path
 	rowLogits, err := floats(out[0])
 	if err != nil {

@@ -186,3 +186,65 @@ func TestCellPrograms(t *testing.T) {
 		}
 	}
 }
+
+// TestExercisesCompile adds each exercise of testdata/exercises (a file N-SECTION-name.cell: one GoNB cell, the
+// code a reader adds to a copy of notebook SECTION) to its notebook's cells and type-checks the program, as
+// TestCellsCompile does the chapter's: each exercise takes a few dozen lines that use the chapter's values, not
+// copies of the library's or the other cells' code.
+func TestExercisesCompile(t *testing.T) {
+	goimports := findGoimports()
+	if goimports == "" {
+		t.Skip("goimports is not installed (go run ./kernelsetup installs it)")
+	}
+	exercises, err := filepath.Glob(filepath.Join("testdata", "exercises", "*.cell"))
+	if err != nil || len(exercises) == 0 {
+		t.Fatalf("no exercise (%v)", err)
+	}
+	paths, err := Chapter(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ex := range exercises {
+		section := strings.SplitN(filepath.Base(ex), "-", 3)[1]
+		src, err := os.ReadFile(ex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := bytes.Count(src, []byte("\n")); n > 60 {
+			t.Errorf("%s: %d lines, more than a few dozen", ex, n)
+		}
+		var sources []string
+		for _, p := range paths {
+			if Section(p) != section {
+				continue
+			}
+			nb, err := Load(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range nb.CodeCells() {
+				sources = append(sources, string(c.Source))
+			}
+		}
+		if len(sources) == 0 {
+			t.Fatalf("%s: no notebook of section %s", ex, section)
+		}
+		sources = append(sources, string(src)) // one cell: declarations, then %% and its body
+		prog, err := cellProgram(sources)
+		if err != nil {
+			t.Fatalf("%s: %v", ex, err)
+		}
+		file := filepath.Join(t.TempDir(), "main.go")
+		if err := os.WriteFile(file, []byte(prog), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(goimports, "-w", file).CombinedOutput(); err != nil {
+			t.Fatalf("%s: goimports: %v\n%s", ex, err, out)
+		}
+		cmd := exec.Command("go", "vet", "-unusedresult=false", file)
+		cmd.Dir = ".."
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: does not compile with notebook %s's cells:\n%s", ex, section, out)
+		}
+	}
+}

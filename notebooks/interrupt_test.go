@@ -24,6 +24,7 @@ const interruptedCell = `import (
 
 	"github.com/agentrl-go/agentrl/agentrl"
 	"github.com/agentrl-go/agentrl/ch12"
+	"github.com/agentrl-go/agentrl/runs"
 )
 
 %%
@@ -34,7 +35,7 @@ if err != nil {
 ch.Store.ProgressEvery = time.Second // a progress line shows that a step has ended: the test interrupts after it
 c := agentrl.DefaultBaseConfig()
 c.Demos, c.MappingDemos, c.Steps, c.BatchSize = 64, 64, 1_000_000, 2
-_, err = agentrl.BaseFrom(ch.Store, ch.Tok, c)
+_, err = runs.Base(ch.Store, agentrl.BaseRun{Config: c, Tasks: ch.Train, Tok: ch.Tok})
 fmt.Println(err)
 `
 
@@ -42,7 +43,7 @@ fmt.Println(err)
 // (GoNB forwards it to the cell's program as SIGINT), runs the cell again and interrupts it once more, each time a
 // second after its first progress line (a step has ended): the first run saves its progress at once and again at
 // the end of its step, the second resumes from exactly there and gets further. (That a resumed run is
-// bit-identical to an uninterrupted one is agentrl's TestTrainedRunResumes and TestBaseResumes.)
+// bit-identical to an uninterrupted one is runs' TestTrainResumes.)
 func TestInterruptResumes(t *testing.T) {
 	r := newRunner(t)
 	dir, err := filepath.Abs(".")

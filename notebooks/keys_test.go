@@ -17,11 +17,11 @@ import (
 // keyedCode names, per cell program, the declarations whose code names a stored result of the chapter: the loops,
 // estimators, environments and metrics that its runs hold as values, and the functions they are given.
 var keyedCode = map[string][]string{
-	"12.2.go": {"CreditAdvantages", "WarmCritic"},
+	"12.2.go": {"TrainCredit", "WarmCritic"},
 	"12.4.go": {"TrainContext"},
 	"12.5.go": {"EarlyStop"},
 	"12.6.go": {"formatPass", "mixedFactory"},
-	"12.7.go": {"maskedRun"},
+	"12.7.go": {"MaskedTruncation", "maskedRun"},
 }
 
 // TestCellCodeKeys is the code half of the mutation test of the chapter's runs (ch12's TestRunKeysHoldEveryValue is
@@ -94,7 +94,10 @@ type renameEdits struct {
 
 // codeEdits returns, for the declarations in ranges, one edit per statement (replaced by an empty block) and per
 // literal (changed), and the neutral edits: a comment before each declaration, each local renamed everywhere.
-func codeEdits(t *testing.T, src []byte, ranges [][2]int) (code []edit, neutral []interface{ apply([]byte) []byte; name() string }) {
+func codeEdits(t *testing.T, src []byte, ranges [][2]int) (code []edit, neutral []interface {
+	apply([]byte) []byte
+	name() string
+}) {
 	t.Helper()
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "cells.go", src, 0)

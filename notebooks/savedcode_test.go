@@ -31,7 +31,7 @@ const libraryPath = "github.com/agentrl-go/agentrl/agentrl"
 //
 //	go test ./notebooks -run TestSavedCode -update
 //
-// An unedited copy is also what keys a notebook's results as the library's own code (agentrl.FuncCode), so a
+// An unedited copy is also what keys a notebook's results as the library's own code (codekey.Of), so a
 // notebook and a command that run the same code share what they store.
 func TestSavedCode(t *testing.T) {
 	lib := loadLibrary(t)

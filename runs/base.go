@@ -70,4 +70,3 @@ func CriticCodec() store.Codec[*gomlxmodel.Critic] {
 func RunCodec() store.Codec[*agentrl.Run] {
 	return store.Codec[*agentrl.Run]{Encode: agentrl.WriteRun, Decode: agentrl.ReadRun}
 }
-

@@ -296,4 +296,3 @@ func (s *Store) save(key string, payload []byte) error {
 	}
 	return nil
 }
-

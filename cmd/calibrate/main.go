@@ -34,9 +34,9 @@ import (
 
 	"github.com/agentrl-go/agentrl/agentrl"
 	"github.com/agentrl-go/agentrl/ch12"
-	"github.com/agentrl-go/agentrl/store"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 	"github.com/agentrl-go/agentrl/internal/recipe"
+	"github.com/agentrl-go/agentrl/store"
 )
 
 func main() {
@@ -128,9 +128,13 @@ func openLab(fresh bool) (l lab, cleanup func(), err error) {
 	return l, cleanup, nil
 }
 
-// candidate is the chapter with base as the recipe of its base agent, and that agent, made or loaded.
-func (l lab) candidate(base agentrl.BaseConfig) (*ch12.Chapter, *gomlxmodel.Model, error) {
-	ch, err := l.ch.WithBase(base)
+// candidate is the chapter on the tasks gen makes, with base as the recipe of its base agent, and that agent, made
+// or loaded.
+func (l lab) candidate(base agentrl.BaseConfig, gen agentrl.TaskGen) (*ch12.Chapter, *gomlxmodel.Model, error) {
+	ch, err := l.ch.WithTasks(gen)
+	if err == nil {
+		ch, err = ch.WithBase(base)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -183,7 +187,7 @@ func run(fresh bool, baseCfg agentrl.BaseConfig, cfg agentrl.RLConfig) error {
 	}
 	defer cleanup()
 	start := time.Now()
-	ch, base, err := l.candidate(baseCfg)
+	ch, base, err := l.candidate(baseCfg, agentrl.TaskGen{})
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ type step0Row struct {
 func scoreStep0(l lab, c recipe.Candidate) (step0Row, error) {
 	row := step0Row{lines: map[string][]string{}}
 	start := time.Now()
-	ch, base, err := l.candidate(c.Base)
+	ch, base, err := l.candidate(c.Base, c.Tasks)
 	if err != nil {
 		return row, err
 	}

@@ -37,7 +37,7 @@ var rlBands = []rlBand{
 func rlStage(l lab, cands []recipe.Candidate) error {
 	for i, c := range cands {
 		fmt.Fprintf(os.Stderr, "RL stage, candidate %d of %d: %s (%s)\n", i+1, len(cands), c.Name, c.Settings)
-		ch, _, err := l.candidate(c.Base)
+		ch, _, err := l.candidate(c.Base, c.Tasks)
 		if err != nil {
 			return err
 		}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/agentrl-go/agentrl/agentrl"
 	"github.com/agentrl-go/agentrl/ch12"
-	"github.com/agentrl-go/agentrl/runs"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
+	"github.com/agentrl-go/agentrl/runs"
 )
 
 // lab holds what every experiment of the command shares: the chapter (its store, tokenizer, task splits and base

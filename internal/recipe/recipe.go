@@ -21,6 +21,39 @@ type Candidate struct {
 	Settings string // the settings as written, normalized to single spaces
 	Base     agentrl.BaseConfig
 	RL       agentrl.RLConfig
+	Tasks    agentrl.TaskGen // the task generator (issue #41's knobs); the zero value is the chapter's tasks
+}
+
+// taskSettings are the keys that set the task generator.
+var taskSettings = map[string]struct {
+	help  string
+	apply func(g *agentrl.TaskGen, v string) error
+}{
+	"distractors": {"correct sites written with a bug's tokens, 0 to 3 (TaskGen.Distractors)", func(g *agentrl.TaskGen, v string) error {
+		x, err := strconv.Atoi(v)
+		g.Distractors = x
+		return err
+	}},
+	"hard": {"share of tasks with a second guard: 0, 0.5 or 1 (TaskGen.HardShare)", func(g *agentrl.TaskGen, v string) error {
+		x, err := strconv.ParseFloat(v, 64)
+		g.HardShare = x
+		return err
+	}},
+	"shared-issues": {"one wording for each block of five tasks: true or false (TaskGen.SharedIssues)", func(g *agentrl.TaskGen, v string) error {
+		x, err := strconv.ParseBool(v)
+		g.SharedIssues = x
+		return err
+	}},
+	"strict-visible": {"visible tests that catch every wrong op: true or false (TaskGen.StrictVisible)", func(g *agentrl.TaskGen, v string) error {
+		x, err := strconv.ParseBool(v)
+		g.StrictVisible = x
+		return err
+	}},
+	"task-seed": {"seed of the tasks' names, limits and tests; 0 is the chapter's (TaskGen.Seed)", func(g *agentrl.TaskGen, v string) error {
+		x, err := strconv.ParseUint(v, 10, 64)
+		g.Seed = x
+		return err
+	}},
 }
 
 // setting applies one value to the configurations.
@@ -125,6 +158,9 @@ func Keys() string {
 	for _, k := range slices.Sorted(maps.Keys(settings)) {
 		fmt.Fprintf(&b, "  %-15s %s\n", k, settings[k].help)
 	}
+	for _, k := range slices.Sorted(maps.Keys(taskSettings)) {
+		fmt.Fprintf(&b, "  %-15s %s\n", k, taskSettings[k].help)
+	}
 	return b.String()
 }
 
@@ -138,6 +174,13 @@ func Parse(name, text string) (Candidate, error) {
 	for _, field := range strings.Fields(text) {
 		k, v, ok := strings.Cut(field, "=")
 		s, known := settings[k]
+		if ts, task := taskSettings[k]; task && ok && !seen[k] {
+			seen[k] = true
+			if err := ts.apply(&c.Tasks, v); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %q: %w", k, v, err))
+			}
+			continue
+		}
 		switch {
 		case !ok:
 			errs = append(errs, fmt.Errorf("%q: want key=value", field))
@@ -155,7 +198,7 @@ func Parse(name, text string) (Candidate, error) {
 	if err := errors.Join(errs...); err != nil {
 		return Candidate{}, fmt.Errorf("candidate %s: %w", name, err)
 	}
-	if err := errors.Join(c.Base.Validate(), c.RL.Validate()); err != nil {
+	if err := errors.Join(c.Base.Validate(), c.RL.Validate(), c.Tasks.Validate()); err != nil {
 		return Candidate{}, fmt.Errorf("candidate %s: %w", name, err)
 	}
 	return c, nil

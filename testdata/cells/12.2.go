@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 
 	"github.com/agentrl-go/agentrl/agentrl"
 	"github.com/agentrl-go/agentrl/ch12"
@@ -111,66 +113,95 @@ func WarmCritic(base *gomlxmodel.Model, tasks []agentrl.Task, tok *agentrl.Token
 // warmedCritic is WarmCritic's critic for the base agent, computed once and stored (keyed by WarmCritic's code).
 func warmedCritic() *gomlxmodel.Critic { return must(ch.Critic(costCfg, WarmCritic)) }
 
-// CreditAdvantages is train_credit's step as GRPO's advantage seam (with WithCritic): token-level ("token") or
-// turn-level ("turn") GAE advantages with λ = Lambda from the run's critic, on per-call rewards (the step penalty
-// on every call, the verdict on the last), whitened over the batch's policy tokens; the critic then takes one
-// regression step (lr 1e-3) on the batch's returns-to-go, which the policy's update does not read. A run whose
-// reward has terms beyond the step penalty (FreeCalls, WrongSubmit, InvalidPenalty, Unsubmitted) is refused at its
-// first step: per-call rewards do not hold them.
-type CreditAdvantages struct {
+// TrainCredit is train_credit as a Loop: GRPO's loop with the advantage computation swapped for a critic-based one,
+// per-call rewards, critic values, GAE at the token ("token") or the turn ("turn") level with λ = Lambda,
+// whitening, the same clipped update, and one critic step (lr 1e-3). The run starts from copies of the base model
+// and of Critic (the warmed-up critic), with Cfg; per-call rewards hold the step penalty and the verdict only, so
+// a reward with other terms is refused.
+type TrainCredit struct {
+	Tasks  []agentrl.Task
+	Tok    *agentrl.Tokenizer
+	Cfg    agentrl.RLConfig
+	Steps  int
 	Scheme string
 	Lambda float64
+	Critic *gomlxmodel.Critic
 }
 
-// Check returns an error unless the scheme is "token" or "turn" and λ is in [0, 1].
-func (c CreditAdvantages) Check() error {
-	if c.Scheme != "token" && c.Scheme != "turn" {
-		return fmt.Errorf("credit advantages: scheme %q, want \"token\" or \"turn\"", c.Scheme)
+// Plan is tc's steps and seed.
+func (tc TrainCredit) Plan() (int, uint64) { return tc.Steps, tc.Cfg.Seed }
+
+// Check returns an error, naming what to change, when tc cannot run.
+func (tc TrainCredit) Check() error {
+	var errs []error
+	if err := (agentrl.CreditAdvantages{Scheme: tc.Scheme, Lambda: tc.Lambda}).Check(); err != nil {
+		errs = append(errs, err)
 	}
-	if !(c.Lambda >= 0 && c.Lambda <= 1) {
-		return fmt.Errorf("credit advantages: lambda %g, want a number in [0, 1]", c.Lambda)
+	if tc.Critic == nil {
+		errs = append(errs, errors.New("train_credit: the critic is nil: pass the warmed-up critic (WarmCritic)"))
 	}
-	return nil
+	if r := tc.Cfg.Reward; r.FreeCalls != 0 || r.WrongSubmit != 0 || r.InvalidPenalty != 0 || r.Unsubmitted != 0 {
+		errs = append(errs, fmt.Errorf("train_credit: per-call rewards hold the step penalty and the verdict only, "+
+			"not this reward's other terms (%+v)", r))
+	}
+	if err := (agentrl.GRPO{Tasks: tc.Tasks, Tok: tc.Tok, Cfg: tc.Cfg, Steps: tc.Steps}).Check(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
-// Advantages is one step of train_credit's advantage computation, and the critic's regression step.
-func (c CreditAdvantages) Advantages(s agentrl.StepBatch) ([][]float32, error) {
-	if err := c.Check(); err != nil {
+// Start copies base and the critic.
+func (tc TrainCredit) Start(base *gomlxmodel.Model) (*agentrl.Run, error) {
+	if err := tc.Check(); err != nil {
 		return nil, err
 	}
-	if s.Critic == nil {
-		return nil, fmt.Errorf("credit advantages: the run has no critic: pass WithCritic(WarmCritic(...))")
-	}
-	if r := s.Cfg.Reward; r.FreeCalls != 0 || r.WrongSubmit != 0 || r.InvalidPenalty != 0 || r.Unsubmitted != 0 {
-		return nil, fmt.Errorf("credit advantages: per-call rewards hold the step penalty and the verdict only, "+
-			"not this reward's other terms (%+v)", r)
-	}
-	mask, rewards := s.Batch.Mask(), PerCallRewards(s.Trajs, s.Batch.Mask(), s.Cfg.Reward.StepPenalty)
-	values, err := agentrl.CriticValues(s.Critic, s.Batch) // [B][T-1]
+	policy, err := base.Clone()
 	if err != nil {
 		return nil, err
 	}
-	var adv [][]float32
-	if c.Scheme == "token" {
-		adv, _ = agentrl.GAEAdvantages(rewards, values, mask, 1, c.Lambda)
-	} else {
-		adv = agentrl.TurnAdvantages(rewards, values, mask, s.Batch.Turns(), 1, c.Lambda)
-	}
-	if _, err := agentrl.ValueStep(s.Critic, s.Batch, values, agentrl.ReturnsToGo(rewards, mask), 0, 1e-3); err != nil {
-		return nil, err
-	}
-	return MaskedWhiten(adv, mask), nil
+	critic, err := tc.Critic.Clone()
+	return &agentrl.Run{Policy: policy, Critic: critic}, err
 }
 
-// creditRun trains (or loads) one arm: "outcome (GRPO)", "token GAE" or "turn GAE". The critic arms are GRPO's
-// loop (ch.Run, the chapter's 40 steps of TrainedRun) with the warmed-up critic and CreditAdvantages in place of
-// the group advantage.
+// Step is one step of train_credit.
+func (tc TrainCredit) Step(run *agentrl.Run, step int, g *rand.Rand) error {
+	if run.Base != nil {
+		run.Policy.SetAnchor(run.Base) // cfg.KLCoef's reference, also after a resume
+	}
+	trajs, _, err := agentrl.SampleStep(run.Policy, agentrl.EnvFactoryOf(tc.Cfg), tc.Tasks, tc.Tok, tc.Cfg, g)
+	if err != nil {
+		return err
+	}
+	batch := agentrl.Collate(trajs, tc.Tok.PadID)
+	mask, rewards := batch.Mask(), PerCallRewards(trajs, batch.Mask(), tc.Cfg.Reward.StepPenalty)
+	values, err := agentrl.CriticValues(run.Critic, batch) // [B][T-1]
+	if err != nil {
+		return err
+	}
+	var adv [][]float32
+	if tc.Scheme == "token" {
+		adv, _ = agentrl.GAEAdvantages(rewards, values, mask, 1, tc.Lambda)
+	} else {
+		adv = agentrl.TurnAdvantages(rewards, values, mask, batch.Turns(), 1, tc.Lambda)
+	}
+	if _, err := agentrl.RLUpdate(run.Policy, batch, MaskedWhiten(adv, mask), tc.Cfg, g); err != nil {
+		return err
+	}
+	if _, err := agentrl.ValueStep(run.Critic, batch, values, agentrl.ReturnsToGo(rewards, mask), 0, 1e-3); err != nil {
+		return err
+	}
+	run.History = append(run.History, agentrl.StepStats{Step: step, Stats: agentrl.BehaviorStats(trajs)})
+	return nil
+}
+
+// creditRun trains (or loads) one arm: "outcome (GRPO)", "token GAE" or "turn GAE". The critic arms are
+// TrainCredit's loop from the warmed-up critic; the outcome arm is GRPO's (ch.Run).
 func creditRun(name string) *agentrl.Run {
 	switch name {
 	case "token GAE", "turn GAE":
 		scheme := map[string]string{"token GAE": "token", "turn GAE": "turn"}[name]
-		return must(ch.Run(costCfg, agentrl.WithCritic(warmedCritic()),
-			agentrl.WithAdvantages(CreditAdvantages{Scheme: scheme, Lambda: 0.95})))
+		return must(ch.RunLoop(TrainCredit{Tasks: trainTasks, Tok: tok, Cfg: costCfg, Steps: ch12.Steps,
+			Scheme: scheme, Lambda: 0.95, Critic: warmedCritic()}))
 	}
 	return must(ch.Run(costCfg))
 }

@@ -143,6 +143,11 @@ func ContextRolloutBatch(model *gomlxmodel.Model, envs []agentrl.Env, tasks []ag
 			dec.Feed(b, []int32{id})
 		}
 	}
+	for _, e := range episodes {
+		if e.Err != nil { // a prompt or an observation with words outside the vocabulary
+			return nil, nil, fmt.Errorf("context rollout: task %s: %w", e.Task.Name, e.Err)
+		}
+	}
 	trajs := make([]agentrl.Trajectory, len(episodes))
 	for b, e := range episodes {
 		trajs[b] = agentrl.MakeTrajectory(e)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 
@@ -65,7 +66,7 @@ var penalty03 = func() agentrl.RLConfig {
 
 // RampedPenalty is the schedule of a step penalty ramped in over steps steps: step k charges
 // cfg.Reward.StepPenalty·k/(steps−1) per call, so the first step trains on the verdict alone and the last on the
-// full cost. TrainedRun takes it as WithSchedule(RampedPenalty(cfg, steps)).
+// full cost. A GRPO run takes it as WithSchedule(RampedPenalty(cfg, steps)).
 func RampedPenalty(cfg agentrl.RLConfig, steps int) func(step int) agentrl.RLConfig {
 	return func(step int) agentrl.RLConfig {
 		stepCfg := cfg
@@ -118,14 +119,37 @@ func maskedTruncationAdvantages(trajs []agentrl.Trajectory, G int) []float32 {
 	return adv
 }
 
-// maskedRun is the never-submit run with truncated episodes masked out of the loss: GRPO's loop with
-// maskedTruncationAdvantages in place of the group advantage.
-func maskedRun() *agentrl.Run {
-	masked := func(s agentrl.StepBatch) ([][]float32, error) {
-		return agentrl.BroadcastAdvantages(maskedTruncationAdvantages(s.Trajs, s.Cfg.GroupSize), s.Batch.Mask()), nil
-	}
-	return must(ch.Run(neverCfg, agentrl.WithAdvantages(agentrl.AdvantageFunc(masked))))
+// MaskedTruncation is the never-submit run with truncated episodes masked out of the loss, the book's loop: each
+// step samples the batch and updates the policy on maskedTruncationAdvantages instead of the group advantage.
+type MaskedTruncation struct{ Steps int }
+
+// Plan is the run's steps and seed.
+func (m MaskedTruncation) Plan() (int, uint64) { return m.Steps, neverCfg.Seed }
+
+// Start copies the base agent.
+func (m MaskedTruncation) Start(base *gomlxmodel.Model) (*agentrl.Run, error) {
+	policy, err := base.Clone()
+	return &agentrl.Run{Policy: policy}, err
 }
+
+// Step is one step of the loop.
+func (m MaskedTruncation) Step(run *agentrl.Run, step int, g *rand.Rand) error {
+	run.Policy.SetAnchor(run.Base)
+	trajs, _, err := agentrl.SampleStep(run.Policy, agentrl.EnvFactoryOf(neverCfg), trainTasks, tok, neverCfg, g)
+	if err != nil {
+		return err
+	}
+	batch := agentrl.Collate(trajs, tok.PadID)
+	adv := agentrl.BroadcastAdvantages(maskedTruncationAdvantages(trajs, neverCfg.GroupSize), batch.Mask())
+	if _, err := agentrl.RLUpdate(run.Policy, batch, adv, neverCfg, g); err != nil {
+		return err
+	}
+	run.History = append(run.History, agentrl.StepStats{Step: step, Stats: agentrl.BehaviorStats(trajs)})
+	return nil
+}
+
+// maskedRun trains (or loads) MaskedTruncation's 40 steps.
+func maskedRun() *agentrl.Run { return must(ch.RunLoop(MaskedTruncation{Steps: ch12.Steps})) }
 
 func cell2() {
 	fmt.Printf("vocabulary %d tokens | %d training tasks, %d held-out | TinyAgent with %d parameters\n",

@@ -1,7 +1,8 @@
 // Command bench measures what a reader of the chapter waits for, in one run on this machine: the chapter executed
 // from an empty result store (cold) and again with every result stored (warm), per notebook, and where the cold
 // chapter's time went (its stored results computed, by kind); the share of a default 40-step GRPO run that goes to
-// compiling graphs, with the compiled-graph cache off and on; and, where PyTorch is installed, a GRPO step against
+// compiling graphs, with the compiled-graph cache off and on, and the token positions its sampling executed against
+// those it needed (Decoder padding); and, where PyTorch is installed, a GRPO step against
 // PyTorch on the XLA and the pure-Go backends (internal/pytorchref/grpo_compare.sh).
 // The notebooks execute into a temporary folder with a temporary result store: the committed notebooks and the
 // user's store are not touched.
@@ -38,7 +39,7 @@ func main() {
 
 Measures, in one run: the chapter (or -sections) executed through Jupyter from an empty result store and again with
 every result stored, per notebook; the share of a default 40-step GRPO run spent on its graphs' first calls
-(compilation), with the compiled-graph cache off and on; and a GRPO step against PyTorch on both backends, where
+(compilation), with the compiled-graph cache off and on, and its sampling's executed/needed token positions; and a GRPO step against PyTorch on both backends, where
 Debian's python3-torch is installed. Nothing committed and nothing in the user's store is touched.
 
 Flags:
@@ -152,7 +153,8 @@ func shareOf(ctx context.Context, cache string) error {
 }
 
 // compileShare trains a default 40-step run from the base agent (made, or loaded from the store) and prints its
-// time and the share of it that went to the first calls of its graphs (compilation, or loading a compiled graph).
+// time, the share of it that went to the first calls of its graphs (compilation, or loading a compiled graph), and
+// the token positions its decoders executed (graph rows × token slots) against those it needed (tokens fed).
 func compileShare() error {
 	ch, err := ch12.Setup() // the chapter's tokenizer, tasks and store, as a notebook's first cell has them
 	if err != nil {
@@ -167,14 +169,17 @@ func compileShare() error {
 		return err
 	}
 	n0, d0 := gomlxmodel.CompileStats()
+	e0, f0 := gomlxmodel.DecodePositions()
 	start := time.Now()
 	if _, err := agentrl.TrainRL(policy, ch.Train, ch.Tok, agentrl.DefaultRLConfig(), 40, nil); err != nil {
 		return err
 	}
 	total := time.Since(start)
 	n, d := gomlxmodel.CompileStats()
-	fmt.Printf("%.1fs, of which %d graphs' first calls %.1fs (%.0f%%)\n", total.Seconds(), n-n0, (d - d0).Seconds(),
-		100*(d-d0).Seconds()/total.Seconds())
+	e, f := gomlxmodel.DecodePositions()
+	fmt.Printf("%.1fs, of which %d graphs' first calls %.1fs (%.0f%%); sampling executed/needed token positions %d/%d (%.2f×)\n",
+		total.Seconds(), n-n0, (d - d0).Seconds(), 100*(d-d0).Seconds()/total.Seconds(), e-e0, f-f0,
+		float64(e-e0)/float64(max(f-f0, 1)))
 	return nil
 }
 

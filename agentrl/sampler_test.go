@@ -1,0 +1,135 @@
+package agentrl
+
+import (
+	"math"
+	"strconv"
+	"testing"
+
+	"github.com/agentrl-go/agentrl/gomlxmodel"
+)
+
+// samplerWorkload is the chapter's sampling workload on a fresh seeded TinyAgent: the training tasks, the
+// default RLConfig's 8 tasks × 8 episodes (4 × 4 under -short), each a lockstep batch whose rows prefill
+// prompts and observations of different lengths while others decode.
+func samplerWorkload(t testing.TB) (*gomlxmodel.Model, []Task, *Tokenizer, RLConfig) {
+	t.Helper()
+	all, err := MakeTasks(SplitAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, err := MakeTasks(SplitTrain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := BuildTokenizer(all)
+	policy, err := gomlxmodel.New(gomlxmodel.DefaultConfig(tok.VocabSize()), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultRLConfig()
+	if testing.Short() {
+		cfg.PromptsPerStep, cfg.GroupSize = 4, 4
+	}
+	return policy, train, tok, cfg
+}
+
+// sampleWith samples steps training steps' episodes (SampleStep) under a decoder schedule from cfg.Seed,
+// and returns the trajectories and the decoders' executed and needed token positions.
+func sampleWith(t testing.TB, s gomlxmodel.DecoderSchedule, steps int, policy *gomlxmodel.Model, train []Task,
+	tok *Tokenizer, cfg RLConfig) ([][]Trajectory, int64, int64) {
+	t.Helper()
+	prev := gomlxmodel.SetDecoderSchedule(s)
+	defer gomlxmodel.SetDecoderSchedule(prev)
+	rng := NewRNG(cfg.Seed)
+	e0, n0 := gomlxmodel.DecodePositions()
+	var out [][]Trajectory
+	for range steps {
+		trajs, _, err := SampleStep(policy, nil, train, tok, cfg, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, trajs)
+	}
+	e1, n1 := gomlxmodel.DecodePositions()
+	return out, e1 - e0, n1 - n0
+}
+
+// TestSamplerScheduleBits: the default decoder schedule (ScheduleAuto: one padded graph per step on XLA,
+// decoding rows apart from prefilling ones in power-of-two token buckets on pure Go) samples the same episodes as the schedule of earlier releases (ScheduleLegacy), with
+// bit-identical sampling log-probabilities, over two steps of the chapter's workload on the real gym. Run it
+// on both backends (GOMLX_BACKEND=go for pure Go). It also logs how far ScheduleSplit is from them on the
+// backend at hand: identical on pure Go (where it is the default), not on XLA.
+func TestSamplerScheduleBits(t *testing.T) {
+	policy, train, tok, cfg := samplerWorkload(t)
+	legacy, le, ln := sampleWith(t, gomlxmodel.ScheduleLegacy, 2, policy, train, tok, cfg)
+	auto, ae, an := sampleWith(t, gomlxmodel.ScheduleAuto, 2, policy, train, tok, cfg)
+	if testing.Short() && legacyIsPadded(le, ae) {
+		// XLA: ScheduleSplit's many shapes take most of the test's time to compile; its check runs without -short.
+		if ln != an {
+			t.Fatalf("needed token positions differ: legacy %d, auto %d", ln, an)
+		}
+		if d := diffTrajectories(legacy, auto); d != "" {
+			t.Errorf("ScheduleAuto differs from ScheduleLegacy: %s", d)
+		}
+		return
+	}
+	split, se, sn := sampleWith(t, gomlxmodel.ScheduleSplit, 2, policy, train, tok, cfg)
+	if ln != an || ln != sn {
+		t.Fatalf("needed token positions differ: legacy %d, auto %d, split %d", ln, an, sn)
+	}
+	t.Logf("token positions executed/needed: legacy %d/%d (%.2f×), auto %d/%d (%.2f×), split %d/%d (%.2f×)",
+		le, ln, float64(le)/float64(ln), ae, an, float64(ae)/float64(an), se, sn, float64(se)/float64(sn))
+	if d := diffTrajectories(legacy, auto); d != "" {
+		t.Errorf("ScheduleAuto differs from ScheduleLegacy: %s", d)
+	}
+	if d := diffTrajectories(legacy, split); d != "" {
+		t.Logf("ScheduleSplit differs from ScheduleLegacy: %s", d)
+	} else {
+		t.Logf("ScheduleSplit gives ScheduleLegacy's episodes and log-probabilities bit for bit")
+	}
+}
+
+// legacyIsPadded says whether ScheduleAuto ran the legacy shapes (as on XLA): the same executed positions.
+func legacyIsPadded(legacyExecuted, autoExecuted int64) bool { return legacyExecuted == autoExecuted }
+
+// diffTrajectories describes the first difference between two runs' trajectories (token ids, owners, and the
+// bits of the sampling log-probabilities) and counts the log-probabilities that differ; "" when identical.
+func diffTrajectories(a, b [][]Trajectory) string {
+	first, nIDs, nLogp, total := "", 0, 0, 0
+	note := func(s string) {
+		if first == "" {
+			first = s
+		}
+	}
+	for s := range a {
+		for e := range a[s] {
+			x, y := a[s][e], b[s][e]
+			if len(x.IDs) != len(y.IDs) {
+				nIDs++
+				note("step " + itoa(s) + " episode " + itoa(e) + ": lengths differ")
+				continue
+			}
+			for j := range x.IDs {
+				if x.IDs[j] != y.IDs[j] || x.Owner[j] != y.Owner[j] {
+					nIDs++
+					note("step " + itoa(s) + " episode " + itoa(e) + ": token ids differ")
+					break
+				}
+			}
+			for j := range min(len(x.Logp), len(y.Logp)) {
+				total++
+				if math.Float32bits(x.Logp[j]) != math.Float32bits(y.Logp[j]) {
+					nLogp++
+					note("step " + itoa(s) + " episode " + itoa(e) + ": log-probability bits differ")
+				}
+			}
+		}
+	}
+	if first == "" {
+		return ""
+	}
+	return first + " (" + itoa(nIDs) + " episodes with other tokens, " + itoa(nLogp) + " of " + itoa(total) +
+		" log-probability positions with other bits)"
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
