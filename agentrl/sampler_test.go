@@ -3,6 +3,7 @@ package agentrl
 import (
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/agentrl-go/agentrl/gomlxmodel"
@@ -54,43 +55,43 @@ func sampleWith(t testing.TB, s gomlxmodel.DecoderSchedule, steps int, policy *g
 	return out, e1 - e0, n1 - n0
 }
 
-// TestSamplerScheduleBits: the default decoder schedule (ScheduleAuto: one padded graph per step on XLA,
-// decoding rows apart from prefilling ones in power-of-two token buckets on pure Go) samples the same episodes as the schedule of earlier releases (ScheduleLegacy), with
-// bit-identical sampling log-probabilities, over two steps of the chapter's workload on the real gym. Run it
-// on both backends (GOMLX_BACKEND=go for pure Go). It also logs how far ScheduleSplit is from them on the
-// backend at hand: identical on pure Go (where it is the default), not on XLA.
+// TestSamplerScheduleBits: the default decoder schedule (ScheduleAuto: decoding rows apart from prefilling ones,
+// in power-of-two token buckets) samples, on pure Go, the same episodes as the padded schedule of earlier releases
+// (ScheduleLegacy), with bit-identical sampling log-probabilities, over two steps of the chapter's workload on the
+// real gym. On XLA, whose CPU code for a graph depends on its shapes, the split is another realization: the test
+// logs how far it is (not under -short, where its shapes take most of a minute to compile). Run it on both backends
+// (GOMLX_BACKEND=go for pure Go).
 func TestSamplerScheduleBits(t *testing.T) {
+	if testing.Short() && !pureGo() {
+		t.Skip("-short on XLA: the split's shapes take most of a minute to compile")
+	}
 	policy, train, tok, cfg := samplerWorkload(t)
 	legacy, le, ln := sampleWith(t, gomlxmodel.ScheduleLegacy, 2, policy, train, tok, cfg)
 	auto, ae, an := sampleWith(t, gomlxmodel.ScheduleAuto, 2, policy, train, tok, cfg)
-	if testing.Short() && legacyIsPadded(le, ae) {
-		// XLA: ScheduleSplit's many shapes take most of the test's time to compile; its check runs without -short.
-		if ln != an {
-			t.Fatalf("needed token positions differ: legacy %d, auto %d", ln, an)
-		}
-		if d := diffTrajectories(legacy, auto); d != "" {
-			t.Errorf("ScheduleAuto differs from ScheduleLegacy: %s", d)
-		}
-		return
+	if ln != an {
+		t.Fatalf("needed token positions differ: legacy %d, auto %d", ln, an)
 	}
-	split, se, sn := sampleWith(t, gomlxmodel.ScheduleSplit, 2, policy, train, tok, cfg)
-	if ln != an || ln != sn {
-		t.Fatalf("needed token positions differ: legacy %d, auto %d, split %d", ln, an, sn)
-	}
-	t.Logf("token positions executed/needed: legacy %d/%d (%.2f×), auto %d/%d (%.2f×), split %d/%d (%.2f×)",
-		le, ln, float64(le)/float64(ln), ae, an, float64(ae)/float64(an), se, sn, float64(se)/float64(sn))
-	if d := diffTrajectories(legacy, auto); d != "" {
+	t.Logf("token positions executed/needed: legacy %d/%d (%.2f×), auto %d/%d (%.2f×)",
+		le, ln, float64(le)/float64(ln), ae, an, float64(ae)/float64(an))
+	switch d := diffTrajectories(legacy, auto); {
+	case d == "":
+		t.Logf("ScheduleAuto gives ScheduleLegacy's episodes and log-probabilities bit for bit")
+	case pureGo():
 		t.Errorf("ScheduleAuto differs from ScheduleLegacy: %s", d)
+	default:
+		t.Logf("XLA: ScheduleAuto differs from ScheduleLegacy: %s", d)
 	}
-	if d := diffTrajectories(legacy, split); d != "" {
-		t.Logf("ScheduleSplit differs from ScheduleLegacy: %s", d)
-	} else {
-		t.Logf("ScheduleSplit gives ScheduleLegacy's episodes and log-probabilities bit for bit")
+	if float64(ae)/float64(an) > 1.5 {
+		t.Errorf("ScheduleAuto executed %.2f× the token positions it needed, want at most 1.5×", float64(ae)/float64(an))
 	}
 }
 
-// legacyIsPadded says whether ScheduleAuto ran the legacy shapes (as on XLA): the same executed positions.
-func legacyIsPadded(legacyExecuted, autoExecuted int64) bool { return legacyExecuted == autoExecuted }
+// pureGo reports whether the models run on the pure-Go backend.
+func pureGo() bool {
+	name, err := gomlxmodel.Numerics()
+	return err == nil && strings.Contains(name, "/arch=") // pure Go names its architecture, XLA its processor
+}
+
 
 // diffTrajectories describes the first difference between two runs' trajectories (token ids, owners, and the
 // bits of the sampling log-probabilities) and counts the log-probabilities that differ; "" when identical.

@@ -45,15 +45,16 @@ type Decoder struct {
 type DecoderSchedule int32
 
 const (
-	// ScheduleAuto is the backend's default: SchedulePadded on XLA, ScheduleSplit on pure Go. Both
-	// give the logits of ScheduleLegacy bit for bit on their backend.
+	// ScheduleAuto is the default: ScheduleSplit on both backends. On pure Go it gives the logits of
+	// ScheduleLegacy bit for bit; on XLA the logits differ from them in the last bits (XLA's CPU code
+	// depends on the shapes), so a run sampled with it is another realization than one sampled padded.
 	ScheduleAuto DecoderSchedule = iota
 	// SchedulePadded runs one graph per Step over all B rows, each padded to the longest queue.
 	SchedulePadded
 	// ScheduleSplit runs the rows with one queued token in one execution of one token slot per row,
 	// and the rows that prefill in one execution per token bucket (1, 4, 8, ..., 256), leaving out rows
 	// with nothing queued. On XLA its logits differ from SchedulePadded's in the last bits (XLA's CPU
-	// code for a graph depends on its shapes; see TestDecoderScheduleBits), so it is not XLA's default.
+	// code for a graph depends on its shapes; see TestDecoderScheduleBits).
 	ScheduleSplit
 	// ScheduleLegacy is the schedule of earlier releases: on XLA SchedulePadded, on pure Go a split only
 	// when at most half the rows prefill, all of them padded to the longest queue. It is kept for
@@ -67,6 +68,17 @@ var decoderSchedule atomic.Int32
 // the previous one. It is meant for tests and benchmarks; ScheduleAuto is the default.
 func SetDecoderSchedule(s DecoderSchedule) DecoderSchedule {
 	return DecoderSchedule(decoderSchedule.Swap(int32(s)))
+}
+
+// splitDecode reports whether the decoders made now split prefilling rows from decoding ones.
+func splitDecode() bool {
+	switch DecoderSchedule(decoderSchedule.Load()) {
+	case SchedulePadded:
+		return false
+	case ScheduleLegacy:
+		return pureGoBackend()
+	}
+	return true
 }
 
 // Process-wide token positions of every decoder (DecodePositions).
@@ -88,15 +100,8 @@ func (m *Model) NewDecoder(B int) (*Decoder, error) {
 		return nil, fmt.Errorf("gomlxmodel: decoder needs B ≥ 1, got %d", B)
 	}
 	d := &Decoder{m: m, nRows: B, bp: bucketB(B), lens: make([]int, B), queue: make([][]int32, B)}
-	switch DecoderSchedule(decoderSchedule.Load()) {
-	case SchedulePadded:
-	case ScheduleSplit:
-		d.splitPrefill = true
-	case ScheduleLegacy:
-		d.splitPrefill, d.legacy = pureGoBackend(), true
-	default:
-		d.splitPrefill = pureGoBackend()
-	}
+	d.splitPrefill = splitDecode()
+	d.legacy = DecoderSchedule(decoderSchedule.Load()) == ScheduleLegacy
 	if err := d.grow(min(TimeBucket, m.st.cfg.MaxLen)); err != nil {
 		return nil, err
 	}

@@ -216,7 +216,8 @@ func packedKind(kind string, packed bool) string {
 // floating-point sums): packed rows, queries of the last block at read positions only, and
 // block-causal attention; on the pure-Go backend, the architecture (Go fuses multiply-adds on some, such
 // as arm64, and not on amd64); on another backend, the Processor its code is compiled for and the
-// XLA_FLAGS it is compiled with. Result caches key on it, and the notebook harness compares executed
+// XLA_FLAGS it is compiled with, and whether its decoders split prefilling rows from decoding ones (the
+// decoder schedule, SetDecoderSchedule: other shapes, other bits). Result caches key on it, and the notebook harness compares executed
 // outputs exactly only with outputs committed under the same Numerics.
 func Numerics() (string, error) {
 	b, err := Backend()
@@ -231,6 +232,9 @@ func Numerics() (string, error) {
 		name += "/arch=" + runtime.GOARCH
 	} else {
 		name += "/cpu=" + Processor()
+		if splitDecode() {
+			name += "/split-decode"
+		}
 		if id := pluginBuild(); id != "" { // "" for the pinned plugin
 			name += "/plugin=" + id
 		}
