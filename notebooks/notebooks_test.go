@@ -218,10 +218,11 @@ func TestNotebooks(t *testing.T) {
 			t.Errorf("writing %s: %v", TimesFile, err)
 		}
 	}()
-	ForEach(ctx, len(selected), jobs, func(i int) {
+	ForEach(ctx, len(selected), jobs, func(i int, started func()) {
 		p := selected[i]
 		t.Run(strings.TrimSuffix(filepath.Base(p), ".ipynb"), func(t *testing.T) {
 			prog.Start(i)
+			started()
 			defer func() { prog.Finish(i, t.Failed()) }()
 			log := prog.Output(i, &lineLogger{t: t})
 			res, err := r.WithLog(log).Check(ctx, p, out, san)

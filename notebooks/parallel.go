@@ -39,11 +39,12 @@ func Jobs() (int, error) {
 	return n, nil
 }
 
-// ForEach calls fn(i) for i from 0 to n-1, each on a goroutine of its own, starting them in order with at most jobs
-// (at least 1) running at once, and returns when all it started have returned. Once ctx is done it starts no more.
-// It returns how many it started (the first started, in order). One call's failure is fn's business: it stops
-// no other.
-func ForEach(ctx context.Context, n, jobs int, fn func(i int)) (started int) {
+// ForEach calls fn(i, started) for i from 0 to n-1, each on a goroutine of its own, in order and with at most jobs
+// (at least 1) running at once: it calls fn(i+1) only once fn(i) has called started (say, once it has begun its
+// notebook and shown so) or returned, and when fewer than jobs calls are running. It returns when all it started have
+// returned, how many it started (the first, in order): once ctx is done it starts no more. One call's failure is
+// fn's business: it stops no other.
+func ForEach(ctx context.Context, n, jobs int, fn func(i int, started func())) (count int) {
 	slots := make(chan struct{}, max(1, jobs))
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -51,19 +52,23 @@ func ForEach(ctx context.Context, n, jobs int, fn func(i int)) (started int) {
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
-			return started
+			return count
 		}
 		if ctx.Err() != nil { // both were ready: select chose at random
-			return started
+			return count
 		}
-		started++
+		count++
 		wg.Add(1)
+		begun := make(chan struct{})
+		var once sync.Once
+		started := func() { once.Do(func() { close(begun) }) }
 		go func() {
-			defer func() { <-slots; wg.Done() }()
-			fn(i)
+			defer func() { started(); <-slots; wg.Done() }()
+			fn(i, started)
 		}()
+		<-begun
 	}
-	return started
+	return count
 }
 
 // WithLog returns a copy of r that logs to w.

@@ -26,8 +26,8 @@ func TestJobs(t *testing.T) {
 	}
 }
 
-// TestForEach drives ForEach with calls that wait to be released: they start in order, at most jobs at once, the
-// next as soon as one ends, and one that fails (returns at once) stops no other.
+// TestForEach drives ForEach with calls that wait to be released: they start in order (each tells when it has), at
+// most jobs at once, the next as soon as one ends, and one that fails (returns at once) stops no other.
 func TestForEach(t *testing.T) {
 	const n, jobs, failing = 7, 3, 1
 	var mu sync.Mutex
@@ -41,13 +41,14 @@ func TestForEach(t *testing.T) {
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		started := ForEach(context.Background(), n, jobs, func(i int) {
+		started := ForEach(context.Background(), n, jobs, func(i int, started func()) {
 			mu.Lock()
 			entered = append(entered, i)
 			running++
 			most = max(most, running)
 			mu.Unlock()
 			enteredCh <- i
+			started()
 			if i != failing {
 				<-release[i]
 			}
@@ -81,8 +82,8 @@ func TestForEach(t *testing.T) {
 	if most > jobs {
 		t.Errorf("%d calls at once, want at most %d", most, jobs)
 	}
-	if len(entered) != n {
-		t.Errorf("calls %v, want all %d", entered, n)
+	if !slices.Equal(entered, []int{0, 1, 2, 3, 4, 5, 6}) {
+		t.Errorf("calls began in the order %v, want all %d in order", entered, n)
 	}
 }
 
@@ -114,7 +115,7 @@ func TestForEachCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var mu sync.Mutex
 	var calls []int
-	started := ForEach(ctx, 5, 2, func(i int) {
+	started := ForEach(ctx, 5, 2, func(i int, _ func()) {
 		mu.Lock()
 		calls = append(calls, i)
 		mu.Unlock()
@@ -260,3 +261,63 @@ func TestTimesFile(t *testing.T) {
 		t.Error("ReadTimes of a missing file: want nil")
 	}
 }
+
+// TestSideBySide executes two of the harness's tiny notebooks through Jupyter at once, as TestNotebooks executes the
+// chapter's: they overlap, and each comes out as it does alone (TestHarness).
+func TestSideBySide(t *testing.T) {
+	r := newRunner(t)
+	ctx := testContext(t)
+	san := NewSanitizer("")
+	paths := []string{filepath.Join("testdata", "pass.ipynb"), filepath.Join("testdata", "changed.ipynb")}
+	var progress lineLogger
+	progress.t = t
+	prog := NewProgress(&progress, paths, 2, nil)
+	type span struct{ start, end time.Time }
+	spans := make([]span, len(paths))
+	results := make([]*Result, len(paths))
+	errs := make([]error, len(paths))
+	var log bytes.Buffer
+	var logMu sync.Mutex
+	start := time.Now()
+	ForEach(ctx, len(paths), 2, func(i int, started func()) {
+		spans[i].start = time.Now()
+		prog.Start(i)
+		started()
+		nbLog := prog.Output(i, writerFunc(func(b []byte) (int, error) {
+			logMu.Lock()
+			defer logMu.Unlock()
+			return log.Write(b)
+		}))
+		results[i], errs[i] = r.WithLog(nbLog).Check(ctx, paths[i], filepath.Join(t.TempDir()), san)
+		nbLog.Flush()
+		prog.Finish(i, errs[i] != nil)
+		spans[i].end = time.Now()
+	})
+	prog.Close()
+	t.Logf("two notebooks side by side: %.1fs (%.1fs and %.1fs)", time.Since(start).Seconds(),
+		spans[0].end.Sub(spans[0].start).Seconds(), spans[1].end.Sub(spans[1].start).Seconds())
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("%s: %v", paths[i], err)
+		}
+	}
+	if !spans[1].start.Before(spans[0].end) || !spans[0].start.Before(spans[1].end) {
+		t.Errorf("the two did not run at once: %v", spans)
+	}
+	pass, changed := results[0], results[1]
+	if len(pass.Failures)+len(pass.Diffs) > 0 || !pass.OK() {
+		t.Errorf("pass.ipynb: failures %q, diffs %q", pass.Failures, pass.Diffs)
+	}
+	if diffs := strings.Join(changed.Diffs, "\n"); len(changed.Failures) > 0 || !strings.Contains(diffs, "- answer 41\n    + answer 42") {
+		t.Errorf("changed.ipynb: failures %q, diffs:\n%s", changed.Failures, diffs)
+	}
+	for _, want := range []string{"pass: nbexec: cell 1/", "changed: nbexec: cell 1/"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("the log lacks %q:\n%s", want, log.String())
+		}
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }

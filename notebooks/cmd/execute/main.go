@@ -231,8 +231,9 @@ func executeParallel(ctx context.Context, paths []string, jobs int, check checkF
 	var mu sync.Mutex
 	var errs []error
 	var stopped []string
-	notebooks.ForEach(ctx, len(paths), jobs, func(i int) {
+	notebooks.ForEach(ctx, len(paths), jobs, func(i int, started func()) {
 		prog.Start(i)
+		started()
 		nbLog := prog.Output(i, log)
 		res, err := check(ctx, i, nbLog)
 		nbLog.Flush()
