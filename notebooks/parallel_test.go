@@ -196,7 +196,6 @@ func TestProgress(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	wantLines := []string{
-		"chapter: 0/3 done | elapsed 0s | about 2m left", // Skip
 		"chapter: 0/3 done, running 12.1 (cell 1/2) | elapsed 0s | about 2m left",
 		"chapter: 0/3 done, running 12.1 (cell 1/2), 12.2 (cell 1/4) | elapsed 0s | about 2m left",
 		"chapter: 0/3 done, running 12.1 (cell 2/2), 12.2 (cell 1/4) | elapsed 30s | about 2m left",

@@ -131,7 +131,9 @@ func (p *Progress) Skip(i int) {
 	defer p.mu.Unlock()
 	if p.nbs[i].phase == pending {
 		p.nbs[i].phase = skipped
-		p.changed()
+		if p.tty { // elsewhere no line for it: the next change prints one
+			p.changed()
+		}
 	}
 }
 
@@ -164,7 +166,7 @@ func (p *Progress) Close() {
 	p.closed = true
 	close(p.stop)
 	p.changed()
-	if p.tty {
+	if p.tty && p.shown != "" {
 		io.WriteString(p.w, "\n")
 		p.shown = ""
 	}
@@ -172,9 +174,17 @@ func (p *Progress) Close() {
 	<-p.ended
 }
 
-// changed draws the line again on a terminal, and elsewhere prints it when its status changed. p.mu is held.
+// changed draws the line again on a terminal, and elsewhere prints it when its status changed. With no notebook to
+// run (all skipped) there is no line. p.mu is held.
 func (p *Progress) changed() {
 	line, status := p.line(p.now())
+	if line == "" {
+		if p.tty && p.shown != "" {
+			io.WriteString(p.w, "\r\x1b[K")
+		}
+		p.shown = ""
+		return
+	}
 	if p.tty {
 		if p.width > 1 && len(line) >= p.width {
 			line = line[:p.width-1]
@@ -189,7 +199,7 @@ func (p *Progress) changed() {
 	}
 }
 
-// Line returns the progress line as it reads now.
+// Line returns the progress line as it reads now ("" with no notebook to run).
 func (p *Progress) Line() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -197,7 +207,7 @@ func (p *Progress) Line() string {
 	return line
 }
 
-// line returns the line at now, and its status: the line up to its clock.
+// line returns the line at now, and its status: the line up to its clock; both "" with no notebook to run.
 func (p *Progress) line(now time.Time) (line, status string) {
 	total, done, failed := 0, 0, 0
 	var run []string
@@ -222,6 +232,9 @@ func (p *Progress) line(now time.Time) (line, status string) {
 			}
 		}
 		total++
+	}
+	if total == 0 {
+		return "", ""
 	}
 	status = fmt.Sprintf("chapter: %d/%d done", done, total)
 	if failed > 0 {
@@ -406,8 +419,6 @@ func (l *NotebookLog) line(s string) {
 			n.cells = cells
 		}
 		n.lastCell = p.now()
-		if !p.tty {
-			p.changed()
-		}
+		p.changed()
 	}
 }
