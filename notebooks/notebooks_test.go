@@ -170,8 +170,9 @@ func reportFiles(all, resampled bool) (write, remove string) {
 	return runReportFile, ""
 }
 
-// TestNotebooks executes the chapter's notebooks (AGENTRL_NOTEBOOKS selects some), checks each, and writes the
-// book-vs-run report, failing on its class 1 and class 3 rules: to REPORT.md when the run executed every notebook
+// TestNotebooks executes the chapter's notebooks (AGENTRL_NOTEBOOKS selects some), up to AGENTRL_NOTEBOOK_JOBS at once
+// (see DefaultJobs) with one progress line for the chapter in its log, checks each in a subtest of its own, and writes
+// the book-vs-run report, failing on its class 1 and class 3 rules: to REPORT.md when the run executed every notebook
 // under the numerics of its committed outputs, else to REPORT.run.md.
 func TestNotebooks(t *testing.T) {
 	paths, err := Chapter(".")
