@@ -205,8 +205,8 @@ func TestStoreActivity(t *testing.T) {
 	 {"cell_type": "code", "source": "a", "outputs": [{"output_type": "display_data", "data": {"text/plain": "cache: loaded 3 stored results (a, b, c)\ncache: computed k in 4s\ncache: computed j in 1s but could not store it: full"}, "metadata": {}}]},
 	 {"cell_type": "code", "source": "b", "outputs": [{"output_type": "display_data", "data": {"text/plain": "cache: loaded rl_base-1"}, "metadata": {}}, {"output_type": "stream", "name": "stdout", "text": "cache: computed not a notice\n"}]}
 	]}`)
-	if computed, loaded := storeActivity(nb); computed != 1 || loaded != 4 {
-		t.Errorf("storeActivity = %d computed, %d loaded; want 1, 4", computed, loaded)
+	if x := NewTiming("x.ipynb", &Result{Executed: nb}); x.Computed != 1 || x.Loaded != 4 {
+		t.Errorf("NewTiming = %d computed, %d loaded; want 1, 4", x.Computed, x.Loaded)
 	}
 	results, _ := StoreActivity(nb)
 	want := []Computed{{"k", 4 * time.Second, true}, {"j", time.Second, false}}

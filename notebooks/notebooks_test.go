@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -138,7 +137,6 @@ func TestHarness(t *testing.T) {
 const (
 	reportFile    = "REPORT.md"
 	runReportFile = "REPORT.run.md" // ignored by git
-	timesFile     = "TIMES.run.txt" // ignored by git: each notebook's wall time in the last TestNotebooks
 )
 
 // TestReportFiles: only a run that reproduced every committed output writes the committed REPORT.md.
@@ -172,8 +170,9 @@ func reportFiles(all, resampled bool) (write, remove string) {
 	return runReportFile, ""
 }
 
-// TestNotebooks executes the chapter's notebooks (AGENTRL_NOTEBOOKS selects some), checks each, and writes the
-// book-vs-run report, failing on its class 1 and class 3 rules: to REPORT.md when the run executed every notebook
+// TestNotebooks executes the chapter's notebooks (AGENTRL_NOTEBOOKS selects some), up to AGENTRL_NOTEBOOK_JOBS at once
+// (see DefaultJobs) with one progress line for the chapter in its log, checks each in a subtest of its own, and writes
+// the book-vs-run report, failing on its class 1 and class 3 rules: to REPORT.md when the run executed every notebook
 // under the numerics of its committed outputs, else to REPORT.run.md.
 func TestNotebooks(t *testing.T) {
 	paths, err := Chapter(".")
@@ -196,16 +195,45 @@ func TestNotebooks(t *testing.T) {
 	trackInputs(t, root)
 	san, out := NewSanitizer(root), t.TempDir()
 
+	// The notebooks run side by side, AGENTRL_NOTEBOOK_JOBS (default: one for every two cores) at once, started in
+	// order, each in a subtest of its own; the result store lets no two compute the same result.
+	jobs, err := Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex // guards executed, resampled and times
 	executed := map[string]*Notebook{}
 	resampled := false // some notebook was computed under other numerics than its committed outputs
-	var times timings
-	defer func() { times.write(t, timesFile) }()
-	for _, p := range selected {
+	times := make([]*Timing, len(selected))
+	prog := NewProgress(&lineLogger{t: t}, selected, jobs, ReadTimes(TimesFile))
+	start := time.Now()
+	defer func() {
+		prog.Close()
+		var ts []Timing
+		for _, x := range times {
+			if x != nil {
+				ts = append(ts, *x)
+			}
+		}
+		if err := WriteTimes(TimesFile, ts, time.Since(start), jobs); err != nil {
+			t.Errorf("writing %s: %v", TimesFile, err)
+		}
+	}()
+	ForEach(ctx, len(selected), jobs, func(i int, started func()) {
+		p := selected[i]
 		t.Run(strings.TrimSuffix(filepath.Base(p), ".ipynb"), func(t *testing.T) {
-			res, err := r.Check(ctx, p, out, san)
+			prog.Start(i)
+			started()
+			defer func() { prog.Finish(i, t.Failed()) }()
+			log := prog.Output(i, &lineLogger{t: t})
+			res, err := r.WithLog(log).Check(ctx, p, out, san)
+			log.Flush()
 			if res != nil {
 				t.Logf("%s executed in %.1fs", filepath.Base(p), res.Wall.Seconds())
-				times.add(filepath.Base(p), res)
+				x := NewTiming(filepath.Base(p), res)
+				mu.Lock()
+				times[i] = &x
+				mu.Unlock()
 			}
 			if err != nil {
 				if res != nil {
@@ -226,9 +254,15 @@ func TestNotebooks(t *testing.T) {
 				}
 			}
 			res.Executed.Path = p
+			mu.Lock()
 			executed[p] = res.Executed
 			resampled = resampled || !res.Exact
+			mu.Unlock()
 		})
+		prog.Skip(i) // filtered out by -run: never started
+	})
+	if ctx.Err() != nil {
+		t.Fatalf("stopped: %v", ctx.Err())
 	}
 
 	var nbs []*Notebook
@@ -319,50 +353,4 @@ func chapterReport(nbs []*Notebook) *bookreport.Report {
 		secs[sec] = bookreport.SectionOutput(so)
 	}
 	return bookreport.Evaluate(secs)
-}
-
-// timings are the wall times of the notebooks a TestNotebooks run executed, with what the result store did for each.
-type timings []timing
-
-type timing struct {
-	name             string
-	wall             time.Duration
-	computed, loaded int
-}
-
-func (ts *timings) add(name string, res *Result) {
-	computed, loaded := storeActivity(res.Executed)
-	*ts = append(*ts, timing{name, res.Wall, computed, loaded})
-}
-
-// write prints the timings to file, one notebook a line and their sum, so that CI can show how long the chapter
-// took and whether its results were computed (a cold store) or loaded (a warm one).
-func (ts timings) write(t *testing.T, file string) {
-	if len(ts) == 0 {
-		return
-	}
-	var b strings.Builder
-	var total time.Duration
-	computed, loaded := 0, 0
-	for _, x := range ts {
-		fmt.Fprintf(&b, "%-45s %7.1f s | results computed %3d, loaded %3d\n", x.name, x.wall.Seconds(), x.computed, x.loaded)
-		total += x.wall
-		computed += x.computed
-		loaded += x.loaded
-	}
-	fmt.Fprintf(&b, "%-45s %7.1f s | results computed %3d, loaded %3d\n", "all", total.Seconds(), computed, loaded)
-	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
-		t.Errorf("writing %s: %v", file, err)
-	}
-}
-
-// storeActivity counts the results that a notebook's status blocks say were computed (and stored) and loaded.
-func storeActivity(nb *Notebook) (computed, loaded int) {
-	results, loaded := StoreActivity(nb)
-	for _, r := range results {
-		if r.Stored {
-			computed++
-		}
-	}
-	return computed, loaded
 }

@@ -7,10 +7,16 @@
 //	go run ./notebooks/cmd/execute 12.1 12.4     # by section or file name
 //	go run ./notebooks/cmd/execute path/x.ipynb  # any notebook file (the report is not touched)
 //	go run ./notebooks/cmd/execute -report       # only rewrite the report from the committed notebooks
+//	go run ./notebooks/cmd/execute -jobs 3       # three notebooks at once (default: one for every two cores)
+//
+// The notebooks are started in order, up to -jobs at once ($AGENTRL_NOTEBOOK_JOBS without the flag, else one for
+// every two cores), each on its own kernel; the result store lets no two compute the same result, so each notebook's
+// outputs are those it would have one after another. One line on stderr tells the chapter's progress, what is left
+// and about how long (from the times in notebooks/TIMES.run.txt, which the command and the notebook test write).
 //
 // It exits non-zero if a notebook could not be executed or shows a failure (error output, Go panic, exit status),
 // or if the report fails (a class 1 or class 3 rule, or a missing line). SIGINT or SIGTERM stops it: the running
-// kernel is shut down and nothing more is written.
+// kernels are shut down and nothing more is written.
 package main
 
 import (
@@ -18,12 +24,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -38,22 +47,36 @@ func main() {
 Executes the chapter's notebooks (all of notebooks/*.ipynb, or those named by section such as 12.4, by name or by
 path) headless through Jupyter and the GoNB kernel, writes each executed notebook over its file (outputs exactly as
 executed) and prints its wall time, then regenerates notebooks/REPORT.md, the book-vs-run report (not for a
-notebook given by path). A notebook whose execution shows a failure is not written; the command exits non-zero
-then, and when the report fails a class 1 or class 3 rule or misses a line. Ctrl-C shuts the running kernel down
-and writes nothing more.
+notebook given by path). Up to -jobs notebooks execute at once, started in order, with one progress line on stderr.
+A notebook whose execution shows a failure is not written; the command exits non-zero then, and when the report
+fails a class 1 or class 3 rule or misses a line. Ctrl-C shuts the running kernels down and writes nothing more.
 
 Flags:
 `)
 		flag.PrintDefaults()
 	}
 	reportOnly := flag.Bool("report", false, "execute nothing: rewrite notebooks/REPORT.md from the committed notebooks")
+	jobs := flag.Int("jobs", 0, fmt.Sprintf("how many notebooks to execute at once, started in order (0: $%s, else one "+
+		"for every two cores: %d here)", notebooks.JobsEnv, notebooks.DefaultJobs()))
 	flag.Parse()
 	if *reportOnly && flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "execute: -report takes no notebooks")
 		os.Exit(2)
 	}
+	if *jobs < 0 {
+		fmt.Fprintln(os.Stderr, "execute: -jobs must be positive (or 0 for the default)")
+		os.Exit(2)
+	}
+	if *jobs == 0 {
+		n, err := notebooks.Jobs()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "execute:", err)
+			os.Exit(2)
+		}
+		*jobs = n
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, flag.Args(), *reportOnly)
+	err := run(ctx, flag.Args(), *reportOnly, *jobs)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "execute:", err)
@@ -64,7 +87,7 @@ Flags:
 // run executes the notebooks named by args (all of the chapter's when there are none) and rewrites the report
 // when one of the chapter's notebooks was written; with reportOnly it only rewrites the report. It returns the
 // joined errors of the notebooks that failed and of the report, or the first error that stops it.
-func run(ctx context.Context, args []string, reportOnly bool) error {
+func run(ctx context.Context, args []string, reportOnly bool, jobs int) error {
 	root, err := moduleRoot()
 	if err != nil {
 		return err
@@ -83,7 +106,7 @@ func run(ctx context.Context, args []string, reportOnly bool) error {
 	if err != nil {
 		return err
 	}
-	failed, touchedChapter, err := executeAll(ctx, root, paths, chapter)
+	failed, touchedChapter, err := executeAll(ctx, root, paths, chapter, jobs)
 	if err != nil {
 		return err
 	}
@@ -136,63 +159,132 @@ func notebookPaths(args []string, dir string, chapter []string) ([]string, error
 	return paths, nil
 }
 
-// executeAll executes the notebooks at paths in order with one runner (see executeOne), then prints the total
-// wall time. It returns how many were not written, and whether one of chapter's was (touched). Its error stops it
-// at once: the runner or its temporary folder could not be made, ctx was cancelled, or a notebook was not saved.
-func executeAll(ctx context.Context, root string, paths, chapter []string) (failed int, touched bool, err error) {
+// executeAll executes the notebooks at paths with one runner, up to jobs at once (see executeParallel), with the
+// chapter's progress line on stderr, then prints the total wall time and writes the notebooks' times for the next
+// run's estimate (TIMES.run.txt, when some of chapter's were executed). It returns how many were not written, and
+// whether one of chapter's was (touched). Its error is one that stops it: the runner or its temporary folder could not
+// be made, ctx was cancelled, or a notebook was not saved.
+func executeAll(ctx context.Context, root string, paths, chapter []string, jobs int) (failed int, touched bool, err error) {
 	r, err := notebooks.NewRunner()
 	if err != nil {
 		return 0, false, err
 	}
-	r.Log = os.Stderr
 	tmp, err := os.MkdirTemp("", "nbexecute-")
 	if err != nil {
 		return 0, false, err
 	}
 	defer os.RemoveAll(tmp)
 	san := notebooks.NewSanitizer(root)
-
-	total := time.Now()
-	for _, p := range paths {
-		written, err := executeOne(ctx, r, san, tmp, p)
-		if err != nil {
-			return failed, touched, err
+	check := func(ctx context.Context, i int, log io.Writer) (*notebooks.Result, error) {
+		dir := filepath.Join(tmp, strconv.Itoa(i)) // two notebooks given by path may share a name
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return nil, err
 		}
-		if !written {
+		return r.WithLog(log).Check(ctx, paths[i], dir, san)
+	}
+
+	timesFile := filepath.Join(root, "notebooks", notebooks.TimesFile)
+	prog := notebooks.NewProgress(os.Stderr, paths, jobs, notebooks.ReadTimes(timesFile))
+	start := time.Now()
+	outcomes, err := executeParallel(ctx, paths, jobs, check, prog, os.Stdout, os.Stderr)
+	wall := time.Since(start)
+	prog.Close()
+	var times []notebooks.Timing
+	for i, o := range outcomes {
+		inChapter := slices.Contains(chapter, absPath(paths[i])) // a scratch notebook beside them is not
+		if !o.written {
 			failed++
-		} else if slices.Contains(chapter, absPath(p)) {
-			touched = true // a scratch notebook beside the chapter's leaves the report alone
+		} else if inChapter {
+			touched = true
+		}
+		if inChapter && o.res != nil && o.res.Executed != nil {
+			times = append(times, notebooks.NewTiming(filepath.Base(paths[i]), o.res))
 		}
 	}
-	fmt.Printf("total %.1fs\n", time.Since(total).Seconds())
+	if err != nil {
+		return failed, touched, err
+	}
+	fmt.Printf("total %.1fs (%d at once)\n", wall.Seconds(), min(jobs, len(paths)))
+	if werr := notebooks.WriteTimes(timesFile, times, wall, jobs); werr != nil {
+		fmt.Fprintln(os.Stderr, "execute: the times for the next run's estimate:", werr)
+	}
 	return failed, touched, nil
 }
 
-// executeOne executes the notebook at p with r into the folder tmp, printing its name first, and saves it over p
-// unless it shows failures (see save). A notebook that could not be executed to the end is not written: its error
-// and the failures of the cells that ran are printed. executeOne reports whether it wrote p; its error is a
-// cancelled ctx or a failure to write p.
-func executeOne(ctx context.Context, r *notebooks.Runner, san *notebooks.Sanitizer, tmp, p string) (bool, error) {
-	fmt.Printf("== %s\n", p)
-	res, err := r.Check(ctx, p, tmp, san)
+// checkFunc executes the i-th notebook into a file of its own, logging to log.
+type checkFunc func(ctx context.Context, i int, log io.Writer) (*notebooks.Result, error)
+
+// outcome is what executing one notebook came to.
+type outcome struct {
+	res     *notebooks.Result // nil: not executed (or not started)
+	written bool              // the executed notebook was saved over the committed one
+}
+
+// executeParallel executes the notebooks at paths with check, up to jobs at once, started in order
+// ([notebooks.ForEach]); each is saved over its file as soon as it ends without failures (see executeOne), whatever
+// the others do. Their logs go to log through prog, prefixed with their sections, and each notebook's lines about
+// its result to out when it ends. The error is a cancelled ctx, which stops the running notebooks (their kernels are
+// shut down) and starts no more, with nothing more written; or a notebook that could not be saved.
+func executeParallel(ctx context.Context, paths []string, jobs int, check checkFunc, prog *notebooks.Progress,
+	out, log io.Writer) ([]outcome, error) {
+	outcomes := make([]outcome, len(paths))
+	var mu sync.Mutex
+	var errs []error
+	var stopped []string
+	notebooks.ForEach(ctx, len(paths), jobs, func(i int, started func()) {
+		prog.Start(i)
+		started()
+		nbLog := prog.Output(i, log)
+		res, err := check(ctx, i, nbLog)
+		nbLog.Flush()
+		if ctx.Err() != nil {
+			prog.Finish(i, true)
+			mu.Lock()
+			outcomes[i].res = res
+			stopped = append(stopped, paths[i])
+			mu.Unlock()
+			return
+		}
+		var b strings.Builder
+		written, err := executeOne(&b, res, err, paths[i])
+		prog.Finish(i, !written)
+		prog.Print(out, b.String())
+		mu.Lock()
+		outcomes[i] = outcome{res, written}
+		if err != nil {
+			errs = append(errs, err)
+		}
+		mu.Unlock()
+	})
 	if ctx.Err() != nil {
-		return false, fmt.Errorf("stopped (%v) while executing %s: nothing more written", context.Cause(ctx), p)
+		slices.Sort(stopped)
+		errs = append(errs, fmt.Errorf("stopped (%v) while executing %s: nothing more written", context.Cause(ctx),
+			strings.Join(stopped, ", ")))
 	}
+	return outcomes, errors.Join(errs...)
+}
+
+// executeOne writes to w what executing the notebook at p came to, its path first: res and err are what
+// [notebooks.Runner.Check] returned. It saves the executed notebook over p unless it shows failures (see save). A
+// notebook that could not be executed to the end is not written: its error and the failures of the cells that ran
+// are printed. executeOne reports whether it wrote p; its error is a failure to write p.
+func executeOne(w io.Writer, res *notebooks.Result, err error, p string) (bool, error) {
+	fmt.Fprintf(w, "== %s\n", p)
 	if err != nil {
-		fmt.Printf("%s: not written: %v\n", filepath.Base(p), err)
+		fmt.Fprintf(w, "%s: not written: %v\n", filepath.Base(p), err)
 		if res != nil {
 			for _, f := range res.Failures { // of the cells that ran before it stopped
-				fmt.Println("  " + f)
+				fmt.Fprintln(w, "  "+f)
 			}
 		}
 		return false, nil
 	}
-	return save(res, p)
+	return save(w, res, p)
 }
 
 // save writes the executed notebook of res over dst unless it shows failures, and prints one line about it (and
 // the failures). It reports whether it wrote dst.
-func save(res *notebooks.Result, dst string) (bool, error) {
+func save(w io.Writer, res *notebooks.Result, dst string) (bool, error) {
 	state := "ok"
 	switch {
 	case len(res.Failures) > 0:
@@ -200,9 +292,9 @@ func save(res *notebooks.Result, dst string) (bool, error) {
 	case len(res.Diffs) > 0:
 		state = fmt.Sprintf("outputs changed in %d cells (now written)", len(res.Diffs))
 	}
-	fmt.Printf("%-45s %7.1fs  %s\n", filepath.Base(dst), res.Wall.Seconds(), state)
+	fmt.Fprintf(w, "%-45s %7.1fs  %s\n", filepath.Base(dst), res.Wall.Seconds(), state)
 	for _, f := range res.Failures {
-		fmt.Println("  " + f)
+		fmt.Fprintln(w, "  "+f)
 	}
 	if len(res.Failures) > 0 {
 		return false, nil

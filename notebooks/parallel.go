@@ -1,0 +1,79 @@
+package notebooks
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// JobsEnv names the environment variable that says how many notebooks TestNotebooks (and, without -jobs, the
+// execute command) executes at once: a positive integer.
+const JobsEnv = "AGENTRL_NOTEBOOK_JOBS"
+
+// DefaultJobs is how many notebooks to execute at once on this machine: one for every two cores, at least one.
+//
+// Each notebook runs on its own kernel, which runs one cell program at a time: a program that trains on XLA's CPU
+// client (its thread pool spreads a step over every core) beside the Go code that samples episodes, after `go build`
+// of the cell (parallel too). Executed one after another, the cold chapter kept 156% of a 2-core machine busy: a
+// notebook uses about one and a half cores. Two cores per notebook keeps them busy without running more programs than
+// the cores can serve, where each would only slow the others (and hold its memory longer); on 2 or 3 cores it is one
+// notebook at a time, as before. The notebooks share results through the result store, which lets only one process
+// compute a result: the others wait for it and load it, so running them side by side computes nothing twice.
+func DefaultJobs() int { return max(1, runtime.NumCPU()/2) }
+
+// Jobs returns $AGENTRL_NOTEBOOK_JOBS, or DefaultJobs when it is unset or empty.
+func Jobs() (int, error) {
+	s := strings.TrimSpace(os.Getenv(JobsEnv))
+	if s == "" {
+		return DefaultJobs(), nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s=%q: want a positive number of notebooks to execute at once", JobsEnv, s)
+	}
+	return n, nil
+}
+
+// ForEach calls fn(i, started) for i from 0 to n-1, each on a goroutine of its own, in order and with at most jobs
+// (at least 1) running at once: it calls fn(i+1) only once fn(i) has called started (say, once it has begun its
+// notebook and shown so) or returned, and when fewer than jobs calls are running. It returns when all it started have
+// returned, how many it started (the first, in order): once ctx is done it starts no more. One call's failure is
+// fn's business: it stops no other.
+func ForEach(ctx context.Context, n, jobs int, fn func(i int, started func())) (count int) {
+	slots := make(chan struct{}, max(1, jobs))
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for i := range n {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return count
+		}
+		if ctx.Err() != nil { // both were ready: select chose at random
+			return count
+		}
+		count++
+		wg.Add(1)
+		begun := make(chan struct{})
+		var once sync.Once
+		started := func() { once.Do(func() { close(begun) }) }
+		go func() {
+			defer func() { started(); <-slots; wg.Done() }()
+			fn(i, started)
+		}()
+		<-begun
+	}
+	return count
+}
+
+// WithLog returns a copy of r that logs to w.
+func (r *Runner) WithLog(w io.Writer) *Runner {
+	c := *r
+	c.Log = w
+	return &c
+}
