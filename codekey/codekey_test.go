@@ -1,6 +1,7 @@
 package codekey_test
 
 import (
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -27,6 +28,29 @@ type otherEstimator struct {
 func (e otherEstimator) Advantages(agentrl.StepBatch) ([][]float32, error) { return nil, nil }
 
 func topLevel(agentrl.StepBatch) ([][]float32, error) { return nil, nil }
+
+// GroupAdvantages is a copy of the library's, as a notebook shows its #@save code: it keys as the library's.
+func GroupAdvantages(s agentrl.StepBatch) ([][]float32, error) {
+	return agentrl.BroadcastAdvantages(agentrl.ComputeAdvantages(s.Batch.Rewards, s.Cfg.GroupSize), s.Batch.Mask()), nil
+}
+
+// EarlyStop is a copy of the library's type and method.
+type EarlyStop struct {
+	Cfg        agentrl.RLConfig
+	MaxInvalid int
+}
+
+// NewEnv makes one environment.
+func (e EarlyStop) NewEnv() (agentrl.Env, error) {
+	if e.MaxInvalid < 1 {
+		return nil, fmt.Errorf("early stop env: max invalid %d < 1", e.MaxInvalid)
+	}
+	env, err := agentrl.MakeEnv(e.Cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &agentrl.EarlyStopEnv{EditBudgetEnv: env.(*agentrl.EditBudgetEnv), MaxInvalid: e.MaxInvalid}, nil
+}
 
 // factory's literal captures its parameter: the closure it returns cannot be keyed.
 func factory(lambda float64) agentrl.AdvantageFunc {
@@ -59,6 +83,8 @@ func TestOf(t *testing.T) {
 		{"maps in any order", map[string]int{"a": 1, "b": 2}, map[string]int{"b": 2, "a": 1}},
 		{"the same function", agentrl.AdvantageFunc(topLevel), agentrl.AdvantageFunc(topLevel)},
 		{"a closure of a function without parameters", noParams(), noParams()},
+		{"a copy of the library's function", agentrl.AdvantageFunc(GroupAdvantages), agentrl.AdvantageFunc(agentrl.GroupAdvantages)},
+		{"a copy of the library's type", EarlyStop{MaxInvalid: 2}, agentrl.EarlyStop{MaxInvalid: 2}},
 	}
 	for _, tc := range same {
 		if of(t, tc.a) != of(t, tc.b) {

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/agentrl-go/agentrl/agentrl"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
@@ -254,7 +255,7 @@ func typeCode(t reflect.Type) (name, code string, err error) {
 		return "", "", fmt.Errorf("no declaration of %s in %s", t.Name(), file)
 	}
 	if s.showsLibrary(s.reach(decls)) {
-		return "github.com/agentrl-go/agentrl/agentrl." + t.Name(), "", nil
+		return agentrlPath + "." + t.Name(), "", nil
 	}
 	return name, s.hash(decls), nil
 }
@@ -288,6 +289,9 @@ func methodSource(t reflect.Type) (string, int) {
 	}
 	return "", 0
 }
+
+// agentrlPath is the import path of agentrl, whose code a notebook's copy of the library's code keys as.
+var agentrlPath = reflect.TypeFor[agentrl.Run]().PkgPath()
 
 // literal matches the runtime's name of a function literal (pkg.F.func1, pkg.F.func1.2, pkg.glob..func1).
 var literal = regexp.MustCompile(`\.func\d+(\.\d+)*$`)
@@ -331,7 +335,7 @@ func (w *walker) fn(v reflect.Value, path string) error {
 		return fmt.Errorf("%s: %s: no top-level declaration at %s:%d", path, name, file, line)
 	}
 	if s.showsLibrary(s.reach(roots)) {
-		w.str("agentrl." + s.nameOf(roots[0]))
+		w.str(agentrlPath + "." + s.nameOf(roots[0])) // as the runtime names the library's function
 		return nil
 	}
 	w.str(s.hash(roots))
