@@ -172,8 +172,9 @@ func (l lab) creditArms(o *outcome, seed uint64) error {
 		return err
 	}
 	for i, scheme := range []string{"token", "turn"} {
-		adv := agentrl.CreditAdvantages{Scheme: scheme, Lambda: 0.95}
-		if runs[i+1], err = l.ch.Run(costCfg, agentrl.WithCritic(critic), agentrl.WithAdvantages(adv)); err != nil {
+		credit := agentrl.TrainCredit{Tasks: l.ch.Train, Tok: l.ch.Tok, Cfg: costCfg, Steps: ch12.Steps,
+			Scheme: scheme, Lambda: 0.95, Critic: critic}
+		if runs[i+1], err = l.ch.RunLoop(credit); err != nil {
 			return err
 		}
 	}
