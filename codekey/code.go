@@ -302,7 +302,8 @@ func goFiles(fsys fs.FS) []string {
 }
 
 // SourceHash is the hash under which a key holds the code of the top-level declaration name of the Go file src and
-// of everything it reaches: what Of writes for a type or function of a notebook's cell program declared there.
+// of everything it reaches: what Of writes for a type or function of a notebook's cell program declared there. As
+// Of does, it refuses code that reads a package variable that a statement assigns outside its declaration.
 func SourceHash(src []byte, name string) (string, error) {
 	s, err := parseSource("source.go", src)
 	if err != nil {
@@ -310,6 +311,9 @@ func SourceHash(src []byte, name string) (string, error) {
 	}
 	if len(s.decls[name]) == 0 {
 		return "", fmt.Errorf("codekey: no top-level declaration %q", name)
+	}
+	if err := s.readsAssigned(s.reach(s.decls[name])); err != nil {
+		return "", fmt.Errorf("codekey: %s: %w", name, err)
 	}
 	return s.hash(s.decls[name]), nil
 }
@@ -329,4 +333,73 @@ func Reached(src []byte, name string) ([][2]int, error) {
 		out = append(out, [2]int{s.fset.Position(d.Pos()).Offset, s.fset.Position(d.End()).Offset})
 	}
 	return out, nil
+}
+
+// assignedGlobals names the top-level variables among decls that a statement of the file assigns outside their
+// declaration (x = …, x += …, x++, x[i] = …, x.f = …, &x): code that reads such a variable reads a value its
+// declaration does not determine. Each name comes with the line of the first such statement.
+func (s *source) assignedGlobals(decls []ast.Node) []string {
+	vars := map[*ast.Object]string{}
+	for _, d := range decls {
+		if vs, ok := d.(*ast.ValueSpec); ok && s.kind[d] == token.VAR {
+			for _, n := range vs.Names {
+				if n.Obj != nil {
+					vars[n.Obj] = n.Name
+				}
+			}
+		}
+	}
+	if len(vars) == 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	mark := func(x ast.Expr, at token.Pos) {
+		for {
+			switch e := x.(type) {
+			case *ast.IndexExpr:
+				x = e.X
+				continue
+			case *ast.SelectorExpr:
+				x = e.X
+				continue
+			case *ast.StarExpr:
+				x = e.X
+				continue
+			case *ast.ParenExpr:
+				x = e.X
+				continue
+			case *ast.Ident:
+				if name, ok := vars[e.Obj]; ok && !seen[name] {
+					seen[name] = true
+					out = append(out, fmt.Sprintf("%s (line %d)", name, s.fset.Position(at).Line))
+				}
+			}
+			return
+		}
+	}
+	for _, d := range s.file.Decls {
+		if _, ok := d.(*ast.FuncDecl); !ok {
+			continue // a top-level declaration's initializer is its declaration
+		}
+		ast.Inspect(d, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.AssignStmt:
+				if n.Tok != token.DEFINE {
+					for _, l := range n.Lhs {
+						mark(l, n.Pos())
+					}
+				}
+			case *ast.IncDecStmt:
+				mark(n.X, n.Pos())
+			case *ast.UnaryExpr:
+				if n.Op == token.AND {
+					mark(n.X, n.Pos())
+				}
+			}
+			return true
+		})
+	}
+	sort.Strings(out)
+	return out
 }

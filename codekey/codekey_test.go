@@ -176,6 +176,9 @@ func unrelated() {}
 		{"the layout", "{ total.add(helper()); return total.n }", "{\n\ttotal.add(helper())\n\n\treturn total.n\n}", false},
 	} {
 		edited := strings.Replace(program, tc.old, tc.new, 1)
+		if tc.name == "" {
+			continue
+		}
 		if edited == program {
 			t.Fatalf("%s: %q not in the program", tc.name, tc.old)
 		}
@@ -202,5 +205,33 @@ func TestLibraryAlone(t *testing.T) {
 				t.Errorf("agentrl depends on %s", dep)
 			}
 		}
+	}
+}
+
+// TestSourceHashRefusesAssignedGlobals checks that code reading a package variable that a function assigns is
+// refused: its value when the run starts is not the one its declaration gives.
+func TestSourceHashRefusesAssignedGlobals(t *testing.T) {
+	const program = `package main
+
+var tasks = []int{1, 2, 3}
+
+var fixed = 3
+
+func run() int { return len(tasks) + fixed }
+
+func main() { tasks = tasks[:1] }
+`
+	if _, err := codekey.SourceHash([]byte(program), "run"); err == nil || !strings.Contains(err.Error(), "tasks (line 9)") {
+		t.Errorf("SourceHash of code reading an assigned variable: %v, want an error naming tasks", err)
+	}
+	for _, edit := range []string{"tasks[0] = 5", "tasks = append(tasks, 4)", "p := &tasks; _ = p"} {
+		edited := strings.Replace(program, "tasks = tasks[:1]", edit, 1)
+		if _, err := codekey.SourceHash([]byte(edited), "run"); err == nil {
+			t.Errorf("%s: no error", edit)
+		}
+	}
+	readOnly := strings.Replace(program, "tasks = tasks[:1]", "_ = len(tasks)", 1)
+	if _, err := codekey.SourceHash([]byte(readOnly), "run"); err != nil {
+		t.Errorf("code reading variables nobody assigns: %v", err)
 	}
 }

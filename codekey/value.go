@@ -254,7 +254,11 @@ func typeCode(t reflect.Type) (name, code string, err error) {
 	if len(decls) == 0 {
 		return "", "", fmt.Errorf("no declaration of %s in %s", t.Name(), file)
 	}
-	if s.showsLibrary(s.reach(decls)) {
+	reached := s.reach(decls)
+	if err := s.readsAssigned(reached); err != nil {
+		return "", "", err
+	}
+	if s.showsLibrary(reached) {
 		return agentrlPath + "." + t.Name(), "", nil
 	}
 	return name, s.hash(decls), nil
@@ -334,11 +338,26 @@ func (w *walker) fn(v reflect.Value, path string) error {
 	if len(roots) == 0 {
 		return fmt.Errorf("%s: %s: no top-level declaration at %s:%d", path, name, file, line)
 	}
-	if s.showsLibrary(s.reach(roots)) {
+	reached := s.reach(roots)
+	if err := s.readsAssigned(reached); err != nil {
+		return fmt.Errorf("%s: %s: %w", path, name, err)
+	}
+	if s.showsLibrary(reached) {
 		w.str(agentrlPath + "." + s.nameOf(roots[0])) // as the runtime names the library's function
 		return nil
 	}
 	w.str(s.hash(roots))
+	return nil
+}
+
+// readsAssigned refuses code (the declarations reached) that reads a package variable some statement assigns:
+// its value at run time is not the one its declaration gives, which is what the key holds.
+func (s *source) readsAssigned(reached []ast.Node) error {
+	if names := s.assignedGlobals(reached); len(names) > 0 {
+		return fmt.Errorf("the code reads the package variables %s, which statements outside their declarations "+
+			"assign: their values are not in the code; declare each once with its value, or make it a field of the "+
+			"value the run is given", strings.Join(names, ", "))
+	}
 	return nil
 }
 
