@@ -34,15 +34,15 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
 
 // freshCritic and otherCritic are warm-ups that count their calls.
-var warmUps int
+var warmUps counter
 
 func freshCritic(base *gomlxmodel.Model, _ []agentrl.Task, _ *agentrl.Tokenizer, _ agentrl.RLConfig) (*gomlxmodel.Critic, error) {
-	warmUps++
+	warmUps.inc()
 	return gomlxmodel.NewCritic(base, 1)
 }
 
 func otherCritic(base *gomlxmodel.Model, _ []agentrl.Task, _ *agentrl.Tokenizer, _ agentrl.RLConfig) (*gomlxmodel.Critic, error) {
-	warmUps++
+	warmUps.inc()
 	return gomlxmodel.NewCritic(base, 2)
 }
 
@@ -51,7 +51,7 @@ func otherCritic(base *gomlxmodel.Model, _ []agentrl.Task, _ *agentrl.Tokenizer,
 func TestCriticIsStoredByCode(t *testing.T) {
 	ch := testChapter(t)
 	cfg := agentrl.DefaultRLConfig()
-	warmUps = 0
+	warmUps.reset()
 	for _, tc := range []struct {
 		name  string
 		warm  WarmFunc
@@ -66,8 +66,8 @@ func TestCriticIsStoredByCode(t *testing.T) {
 		if _, err := ch.Critic(tc.cfg(cfg), tc.warm); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if warmUps != tc.calls {
-			t.Errorf("%s: %d warm-ups so far, want %d", tc.name, warmUps, tc.calls)
+		if warmUps.n != tc.calls {
+			t.Errorf("%s: %d warm-ups so far, want %d", tc.name, warmUps.n, tc.calls)
 		}
 	}
 }

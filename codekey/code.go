@@ -335,9 +335,10 @@ func Reached(src []byte, name string) ([][2]int, error) {
 	return out, nil
 }
 
-// assignedGlobals names the top-level variables among decls that a statement of the file assigns outside their
-// declaration (x = …, x += …, x++, x[i] = …, x.f = …, &x): code that reads such a variable reads a value its
-// declaration does not determine. Each name comes with the line of the first such statement.
+// assignedGlobals names the top-level variables among decls that a statement of the file outside decls assigns
+// (x = …, x += …, x++, x[i] = …, x.f = …, &x): code that reads such a variable reads a value that code it does not
+// reach sets. (A variable that only the reached code itself changes, such as a counter, is its own state.) Each
+// name comes with the line of the first such statement.
 func (s *source) assignedGlobals(decls []ast.Node) []string {
 	vars := map[*ast.Object]string{}
 	for _, d := range decls {
@@ -378,9 +379,13 @@ func (s *source) assignedGlobals(decls []ast.Node) []string {
 			return
 		}
 	}
+	inside := map[ast.Node]bool{}
+	for _, d := range decls {
+		inside[d] = true
+	}
 	for _, d := range s.file.Decls {
-		if _, ok := d.(*ast.FuncDecl); !ok {
-			continue // a top-level declaration's initializer is its declaration
+		if _, ok := d.(*ast.FuncDecl); !ok || inside[d] {
+			continue // a top-level declaration's initializer is its declaration; the reached code is its own
 		}
 		ast.Inspect(d, func(n ast.Node) bool {
 			switch n := n.(type) {

