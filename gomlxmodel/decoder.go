@@ -45,9 +45,9 @@ type Decoder struct {
 type DecoderSchedule int32
 
 const (
-	// ScheduleAuto is the default: ScheduleSplit on both backends. On pure Go it gives the logits of
-	// ScheduleLegacy bit for bit; on XLA the logits differ from them in the last bits (XLA's CPU code
-	// depends on the shapes), so a run sampled with it is another realization than one sampled padded.
+	// ScheduleAuto is the default: ScheduleSplit on pure Go, where it gives the logits of ScheduleLegacy
+	// bit for bit, and SchedulePadded on XLA, where the split's logits differ in the last bits (XLA's CPU
+	// code depends on the shapes: a run sampled split is another realization, Numerics says so).
 	ScheduleAuto DecoderSchedule = iota
 	// SchedulePadded runs one graph per Step over all B rows, each padded to the longest queue.
 	SchedulePadded
@@ -75,10 +75,10 @@ func splitDecode() bool {
 	switch DecoderSchedule(decoderSchedule.Load()) {
 	case SchedulePadded:
 		return false
-	case ScheduleLegacy:
-		return pureGoBackend()
+	case ScheduleSplit:
+		return true
 	}
-	return true
+	return pureGoBackend() // ScheduleAuto, ScheduleLegacy
 }
 
 // Process-wide token positions of every decoder (DecodePositions).
