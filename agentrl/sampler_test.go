@@ -93,7 +93,6 @@ func pureGo() bool {
 	return err == nil && strings.Contains(name, "/arch=") // pure Go names its architecture, XLA its processor
 }
 
-
 // diffTrajectories describes the first difference between two runs' trajectories (token ids, owners, and the
 // bits of the sampling log-probabilities) and counts the log-probabilities that differ; "" when identical.
 func diffTrajectories(a, b [][]Trajectory) string {
