@@ -2,6 +2,7 @@ package agentrl
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -72,8 +73,9 @@ func NewEpisode(env Env, task Task, tok *Tokenizer, maxTurns, maxLen int) *Episo
 	e := &Episode{Env: env, Task: task, Tok: tok, MaxTurns: maxTurns, MaxLen: maxLen}
 	prompt := env.Reset(task)
 	e.push([]int32{tok.BosID}, OwnerTemplate, 0, nil)
-	e.push(tok.Encode(prompt), OwnerPrompt, 0, nil)
-	e.checkWords(prompt)
+	promptIDs := tok.Encode(prompt)
+	e.push(promptIDs, OwnerPrompt, 0, nil)
+	e.checkWords(prompt, promptIDs)
 	if len(e.IDs)+MaxCallTokens > maxLen {
 		e.finish(env.Stop(StopTruncated))
 	}
@@ -114,7 +116,7 @@ func (e *Episode) Act(call []int32, logp []float32) {
 		return
 	}
 	obsIDs := e.Tok.Encode(obs)
-	e.checkWords(obs)
+	e.checkWords(obs, obsIDs)
 	switch {
 	case len(e.Actions) >= e.MaxTurns:
 		e.Obs = append(e.Obs, "")
@@ -130,9 +132,9 @@ func (e *Episode) Act(call []int32, logp []float32) {
 	}
 }
 
-// checkWords sets Err, once, when text has words outside the vocabulary.
-func (e *Episode) checkWords(text string) {
-	if e.Err == nil {
+// checkWords sets Err, once, when text, encoded as ids, has words outside the vocabulary (which encode as <unk>).
+func (e *Episode) checkWords(text string, ids []int32) {
+	if e.Err == nil && slices.Contains(ids, e.Tok.UnkID) {
 		if words := e.Tok.Unknown(text); len(words) > 0 {
 			e.Err = &UnknownWordsError{Words: words, Text: text}
 		}
