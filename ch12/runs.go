@@ -1,7 +1,6 @@
 package ch12
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/agentrl-go/agentrl/agentrl"
@@ -67,11 +66,8 @@ func (c *Chapter) GRPO(env Env, cfg agentrl.RLConfig, opts ...agentrl.RunOption)
 // in its key besides loop's value and code: a loop written in a cell may read them. loop is checked (when it has a
 // Check method) before the base agent is made or loaded.
 func (c *Chapter) RunLoop(loop agentrl.Loop) (*agentrl.Run, error) {
-	if err := check(loop); err != nil {
+	if err := runs.Check(loop); err != nil { // refused before the base agent is made
 		return nil, err
-	}
-	if _, err := codekey.Of(loop); err != nil { // refused before the base agent is made
-		return nil, fmt.Errorf("ch12: %w", err)
 	}
 	base, err := c.Base()
 	if err != nil {
@@ -82,21 +78,7 @@ func (c *Chapter) RunLoop(loop agentrl.Loop) (*agentrl.Run, error) {
 
 // RunLoopFrom is RunLoop from base instead of the chapter's base agent.
 func (c *Chapter) RunLoopFrom(base *gomlxmodel.Model, loop agentrl.Loop) (*agentrl.Run, error) {
-	if err := check(loop); err != nil {
-		return nil, err
-	}
 	return runs.Train(c.Store, base, loop, c.Train, c.HeldOutTasks, c.Tok)
-}
-
-// check checks loop, when it can say why it cannot run.
-func check(loop agentrl.Loop) error {
-	if loop == nil {
-		return errors.New("ch12: the loop is nil")
-	}
-	if c, ok := loop.(interface{ Check() error }); ok {
-		return c.Check()
-	}
-	return nil
 }
 
 // WarmFunc warms up a critic for base on tasks under cfg's rewards (12.2's WarmCritic).

@@ -28,6 +28,27 @@ func Key(base *gomlxmodel.Model, loop agentrl.Loop, inputs ...any) (string, erro
 	return codekey.Key("train/"+Name(loop), base, loop, inputs)
 }
 
+// Check returns an error, naming what to change, when Train would refuse loop whatever its base: a nil loop, no
+// steps, what the loop's own Check method says, or a value the key cannot read (codekey.Of). A caller that must
+// make or load the base agent first checks the loop before it.
+func Check(loop agentrl.Loop) error {
+	if loop == nil {
+		return errors.New("runs: the loop is nil")
+	}
+	if steps, _ := loop.Plan(); steps < 1 {
+		return fmt.Errorf("runs: %s has %d steps, want >= 1", Name(loop), steps)
+	}
+	if c, ok := loop.(checker); ok {
+		if err := c.Check(); err != nil {
+			return err
+		}
+	}
+	if _, err := codekey.Of(loop); err != nil {
+		return fmt.Errorf("runs: %w", err)
+	}
+	return nil
+}
+
 // Name is the loop's name in keys and progress lines: its type's name, in lower case.
 func Name(loop agentrl.Loop) string {
 	t := reflect.TypeOf(loop)
@@ -54,16 +75,9 @@ func Train(s *store.Store, base *gomlxmodel.Model, loop agentrl.Loop, inputs ...
 		return nil, errors.New("runs: Train: the store is nil: open one with store.Default or store.Open")
 	case base == nil:
 		return nil, errors.New("runs: Train: the base model is nil: pass the agent to train")
-	case loop == nil:
-		return nil, errors.New("runs: Train: the loop is nil")
 	}
-	if steps, _ := loop.Plan(); steps < 1 {
-		return nil, fmt.Errorf("runs: Train: %s has %d steps, want >= 1", Name(loop), steps)
-	}
-	if c, ok := loop.(checker); ok {
-		if err := c.Check(); err != nil {
-			return nil, err
-		}
+	if err := Check(loop); err != nil {
+		return nil, err
 	}
 	key, err := Key(base, loop, inputs...)
 	if err != nil {
