@@ -25,8 +25,9 @@ type source struct {
 	kind  map[ast.Node]token.Token // the keyword of a type, variable or constant specification's declaration
 }
 
-// parsed caches the files this process parsed from disk (a cell program's source does not change while it runs).
-var parsed sync.Map // file name → *source
+// parsed caches the files this process parsed, from disk (a cell program's source does not change while it runs) or
+// embedded (the library's).
+var parsed sync.Map // file name (an embedded library file: "embedded:PKG/FILE") → *source
 
 func parseFile(file string) (*source, error) {
 	if s, ok := parsed.Load(file); ok {
@@ -360,23 +361,21 @@ func (s *source) assignedGlobals(decls []ast.Node) []string {
 			switch e := x.(type) {
 			case *ast.IndexExpr:
 				x = e.X
-				continue
 			case *ast.SelectorExpr:
 				x = e.X
-				continue
 			case *ast.StarExpr:
 				x = e.X
-				continue
 			case *ast.ParenExpr:
 				x = e.X
-				continue
 			case *ast.Ident:
 				if name, ok := vars[e.Obj]; ok && !seen[name] {
 					seen[name] = true
 					out = append(out, fmt.Sprintf("%s (line %d)", name, s.fset.Position(at).Line))
 				}
+				return
+			default:
+				return
 			}
-			return
 		}
 	}
 	inside := map[ast.Node]bool{}

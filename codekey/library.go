@@ -51,8 +51,12 @@ var version = sync.OnceValue(func() string {
 	return "agentrl-" + hex.EncodeToString(h.Sum(nil))[:16]
 })
 
-// mustParseEmbedded parses the embedded file of a library package; the package compiled, so it parses.
+// mustParseEmbedded parses the embedded file of a library package, once per process; the package compiled, so it
+// parses.
 func mustParseEmbedded(pkg, file string) *source {
+	if s, ok := parsed.Load("embedded:" + pkg + "/" + file); ok {
+		return s.(*source)
+	}
 	src, err := fs.ReadFile(libraries[pkg], file)
 	if err != nil {
 		panic(fmt.Sprintf("codekey: embedded %s/%s: %v", pkg, file, err))
@@ -61,6 +65,7 @@ func mustParseEmbedded(pkg, file string) *source {
 	if err != nil {
 		panic(fmt.Sprintf("codekey: embedded %s/%s: %v", pkg, file, err))
 	}
+	parsed.Store("embedded:"+pkg+"/"+file, s)
 	return s
 }
 
