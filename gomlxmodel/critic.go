@@ -107,7 +107,7 @@ func (c *Critic) Update(ids []int32, B, T int, oldValues, returns, mask []float3
 			return 0, err
 		}
 	}
-	lay, err := packInputs(p, &in, nil, []*[]float32{&oldP, &returnsP, &maskP}, maskP)
+	lay, err := packInputs(p, cfg.MaxLen, &in, nil, []*[]float32{&oldP, &returnsP, &maskP}, maskP)
 	if err != nil {
 		return 0, err
 	}

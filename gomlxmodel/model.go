@@ -372,7 +372,7 @@ func (m *Model) Update(b UpdateBatch, lc LossConfig) (UpdateStats, error) {
 	if lc.MaxGradNorm > 0 {
 		maxNorm = float32(lc.MaxGradNorm)
 	}
-	lay, err := packInputs(p, &in, []*[]int32{&targets}, []*[]float32{&mask, &weight, &oldLogp, &adv}, mask, weight)
+	lay, err := packInputs(p, cfg.MaxLen, &in, []*[]int32{&targets}, []*[]float32{&mask, &weight, &oldLogp, &adv}, mask, weight)
 	if err != nil {
 		return UpdateStats{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"sync/atomic"
 )
 
 // Sequence packing. A training batch of right-padded rows can spend most of its positions on padding:
@@ -25,16 +26,88 @@ import (
 // therefore gather those positions (K per packed row) before the last block and give the loss its
 // arrays at those positions only: a base-agent update takes 0.77 s instead of 0.96 s.
 
-// Packed rows keep the batch's bucketed length: longer rows would take fewer positions, but attention
-// costs grow with the row length (a GRPO batch with little padding took 0.99 s as 64 rows of 96 and
-// 1.30 s as 32 rows of 192).
+// Packed rows keep the batch's bucketed length on pure Go: longer rows would take fewer positions, but
+// attention costs grow with the row length (a GRPO batch with little padding took 0.99 s as 64 rows of
+// 96 and 1.30 s as 32 rows of 192). On XLA, where every new shape is a compile and a wide row costs
+// less than padding, packed rows are twice the bucketed length rounded up to 32 × a power of two
+// (capped at the model's MaxLen), their number and the read slots climb coarse ladders (packRowLen),
+// so a training run compiles a handful of shapes.
 
-// packBucket rounds the number of packed rows up, so a training run compiles a handful of shapes.
+// packBucket rounds the number of packed rows up on pure Go, so a training run compiles a handful of
+// shapes.
 const packBucket = 4
 
-// packUpdates says whether Model.Update and Critic.Update pack their rows: on the pure-Go backend.
-// Tests replace it.
-var packUpdates = pureGoBackend
+// UpdatePacking is how Model.Update and Critic.Update lay out a batch's rows (SetUpdatePacking).
+type UpdatePacking int32
+
+const (
+	// PackingAuto is the default: packed rows on pure Go, padded rows on XLA (where packing changes
+	// the last bits of the updates, and with them the committed chapter's numbers).
+	PackingAuto UpdatePacking = iota
+	// PackingPadded gives the graphs the bucketed, right-padded rows.
+	PackingPadded
+	// PackingPacked packs the rows end to end (on XLA into rows of packRowLen's shapes).
+	PackingPacked
+)
+
+var updatePacking atomic.Int32
+
+// SetUpdatePacking sets how the updates after it lay out their rows and returns the previous setting.
+// Numerics names the choice, so result caches keep its runs apart.
+func SetUpdatePacking(p UpdatePacking) UpdatePacking {
+	return UpdatePacking(updatePacking.Swap(int32(p)))
+}
+
+// packUpdates says whether Model.Update and Critic.Update pack their rows now.
+func packUpdates() bool {
+	switch UpdatePacking(updatePacking.Load()) {
+	case PackingPadded:
+		return false
+	case PackingPacked:
+		return true
+	}
+	return pureGoBackend()
+}
+
+// Process-wide token positions of every update (UpdatePositions).
+var updateExecuted, updateNeeded atomic.Int64
+
+// UpdatePositions reports the token positions of every Model.Update and Critic.Update of the process
+// so far: executed is the sum over their executions of rows × row length, needed the sum over their
+// sequences of the positions up to the last one the loss reads (the causal prefix it depends on).
+func UpdatePositions() (executed, needed int64) { return updateExecuted.Load(), updateNeeded.Load() }
+
+// packRowLen is the XLA packing's row length for a bucketed length Tp: 32 × a power of two, at least
+// 2·Tp, at most maxLen (and at least Tp). Its row counts climb rowLadder, its read slots powers of two.
+func packRowLen(Tp, maxLen int) int {
+	c := TimeBucket
+	for c < 2*Tp {
+		c *= 2
+	}
+	return max(Tp, min(c, maxLen))
+}
+
+// rowLadder rounds a number of packed rows up to XLA's ladder (packRowLen).
+func rowLadder(n int) int {
+	if n <= 8 {
+		return max(n, 1)
+	}
+	top := 1 // the largest power of two below n
+	for top*2 < n {
+		top *= 2
+	}
+	step := top / 4
+	return (n + step - 1) / step * step
+}
+
+// pow2 returns the smallest power of two ≥ n (and ≥ 1).
+func pow2(n int) int {
+	p := 1
+	for p < n {
+		p *= 2
+	}
+	return p
+}
 
 // packedSeq places the first n positions of source row src at offset off of packed row dst.
 type packedSeq struct{ src, dst, off, n int }
@@ -47,8 +120,8 @@ type packing struct {
 
 // packRows packs sequences of the given lengths (0: dropped) into rows of C positions, first fit in
 // decreasing order of length (ties by source row, so the layout is deterministic), and rounds the
-// number of rows up to a multiple of packBucket.
-func packRows(lens []int, C int) (packing, error) {
+// number of rows up: to a multiple of packBucket, or with ladder to rowLadder's.
+func packRows(lens []int, C int, ladder bool) (packing, error) {
 	order := make([]int, 0, len(lens))
 	for src, n := range lens {
 		if n > C {
@@ -72,6 +145,9 @@ func packRows(lens []int, C int) (packing, error) {
 		free[dst] -= n
 	}
 	pk.R = max(1, (len(free)+packBucket-1)/packBucket*packBucket)
+	if ladder {
+		pk.R = rowLadder(len(free))
+	}
 	return pk, nil
 }
 
@@ -123,9 +199,9 @@ const readBucket = 8
 
 // readPositions lists, for each packed row, the positions where any of read ([R·C], packed) is
 // non-zero, as flat indices into the R·C positions, in K slots per row: K is the largest count rounded
-// up to readBucket (at most C). pick holds the same indices with −1 in unused slots; idx repeats the
+// up to readBucket (with pow2Slots, to a power of two; at most C). pick holds the same indices with −1 in unused slots; idx repeats the
 // row's first position there, so that every index is valid.
-func (pk packing) readPositions(read ...[]float32) (idx, pick []int32, K int) {
+func (pk packing) readPositions(pow2Slots bool, read ...[]float32) (idx, pick []int32, K int) {
 	rows := make([][]int32, pk.R) // read positions of each packed row
 	for i := range pk.R * pk.C {
 		if slices.ContainsFunc(read, func(x []float32) bool { return x[i] != 0 }) {
@@ -137,6 +213,9 @@ func (pk packing) readPositions(read ...[]float32) (idx, pick []int32, K int) {
 		most = max(most, len(r))
 	}
 	K = min(pk.C, max(1, (most+readBucket-1)/readBucket*readBucket))
+	if pow2Slots {
+		K = min(pk.C, pow2(most))
+	}
 	idx, pick = make([]int32, pk.R*K), make([]int32, pk.R*K)
 	for r, positions := range rows {
 		copy(idx[r*K:], positions)
@@ -168,25 +247,39 @@ type updateLayout struct {
 }
 
 // packInputs, when updates pack (packUpdates), moves the token ids of an update from the padded
-// layout of p into packed rows, keeping the positions where any of read is non-zero, and keeps of the
-// per-position arrays (ints and floats) only the positions where any of read is non-zero, K per
-// packed row. It rewrites ids, ints and floats in place. Elsewhere it leaves them alone and
-// returns p's padded shape for both.
-func packInputs(p padded, ids *[]int32, ints []*[]int32, floats []*[]float32, read ...[]float32) (updateLayout, error) {
+// layout of p into packed rows (on XLA of packRowLen(p.Tp, maxLen) positions, else p.Tp), keeping the
+// positions where any of read is non-zero, and keeps of the per-position arrays (ints and floats) only
+// the positions where any of read is non-zero, K per packed row. It rewrites ids, ints and floats in
+// place. Elsewhere it leaves them alone and returns p's padded shape for both. Either way it adds the
+// update's positions to UpdatePositions.
+func packInputs(p padded, maxLen int, ids *[]int32, ints []*[]int32, floats []*[]float32, read ...[]float32) (updateLayout, error) {
+	lens := readLengths(p, read...)
+	needed := 0
+	for _, n := range lens {
+		needed += n
+	}
+	updateNeeded.Add(int64(needed))
 	if !packUpdates() {
+		updateExecuted.Add(int64(p.Bp * p.Tp))
 		dims := []int{p.Bp, p.Tp}
 		return updateLayout{ids: dims, perPos: dims}, nil
 	}
-	pk, err := packRows(readLengths(p, read...), p.Tp)
+	xla := !pureGoBackend()
+	C := p.Tp
+	if xla {
+		C = packRowLen(p.Tp, maxLen)
+	}
+	pk, err := packRows(lens, C, xla)
 	if err != nil {
 		return updateLayout{}, err
 	}
+	updateExecuted.Add(int64(pk.R * pk.C))
 	*ids = repack(pk, p, *ids)
 	packedRead := make([][]float32, len(read))
 	for i, x := range read {
 		packedRead[i] = repack(pk, p, x)
 	}
-	idx, pick, K := pk.readPositions(packedRead...)
+	idx, pick, K := pk.readPositions(xla, packedRead...)
 	for _, x := range ints {
 		*x = pickAt(pick, repack(pk, p, *x))
 	}

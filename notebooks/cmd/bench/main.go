@@ -10,6 +10,7 @@
 //	go run ./notebooks/cmd/bench                  # the whole chapter (about 20 minutes on 2 cores, on XLA)
 //	go run ./notebooks/cmd/bench -sections 12.6   # one notebook: a quick check of the command
 //	go run ./notebooks/cmd/bench -torch=false     # without the PyTorch comparison
+//	go run ./notebooks/cmd/bench -updates 40      # only the default run's 40 updates, replayed padded and packed
 package main
 
 import (
@@ -49,10 +50,18 @@ Flags:
 	sections := flag.String("sections", "", "comma-separated sections or names to execute (default: the whole chapter)")
 	torch := flag.Bool("torch", true, "compare a GRPO step with PyTorch (internal/pytorchref/grpo_compare.sh) when it is installed")
 	shareRun := flag.Bool("share-run", false, "internal: train one default 40-step run in this process and print its compile share")
+	updates := flag.Int("updates", 0, "instead: record this many steps of the default run's batches and replay their updates padded and packed (gomlxmodel.SetUpdatePacking)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "bench: unexpected arguments %q (notebooks are chosen with -sections)\n", flag.Args())
 		os.Exit(2)
+	}
+	if *updates > 0 {
+		if err := updateLayouts(*updates); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if *shareRun {
 		if err := compileShare(); err != nil {
@@ -170,6 +179,7 @@ func compileShare() error {
 	}
 	n0, d0 := gomlxmodel.CompileStats()
 	e0, f0 := gomlxmodel.DecodePositions()
+	u0, v0 := gomlxmodel.UpdatePositions()
 	start := time.Now()
 	if _, err := agentrl.TrainRL(policy, ch.Train, ch.Tok, agentrl.DefaultRLConfig(), 40, nil); err != nil {
 		return err
@@ -177,9 +187,10 @@ func compileShare() error {
 	total := time.Since(start)
 	n, d := gomlxmodel.CompileStats()
 	e, f := gomlxmodel.DecodePositions()
-	fmt.Printf("%.1fs, of which %d graphs' first calls %.1fs (%.0f%%); sampling executed/needed token positions %d/%d (%.2f×)\n",
+	u, v := gomlxmodel.UpdatePositions()
+	fmt.Printf("%.1fs, of which %d graphs' first calls %.1fs (%.0f%%); executed/needed token positions: sampling %d/%d (%.2f×), updates %d/%d (%.2f×)\n",
 		total.Seconds(), n-n0, (d - d0).Seconds(), 100*(d-d0).Seconds()/total.Seconds(), e-e0, f-f0,
-		float64(e-e0)/float64(max(f-f0, 1)))
+		float64(e-e0)/float64(max(f-f0, 1)), u-u0, v-v0, float64(u-u0)/float64(max(v-v0, 1)))
 	return nil
 }
 
