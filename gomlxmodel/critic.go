@@ -121,7 +121,7 @@ func (c *Critic) Update(ids []int32, B, T int, oldValues, returns, mask []float3
 	d := lay.perPos
 	inputs := []any{i32Tensor(in, lay.ids...), f32Tensor(oldP, d...), f32Tensor(returnsP, d...), f32Tensor(maskP, d...)}
 	args := append(append(c.st.trainArgs(), inputs...), stepSize, invSqrtBC2, float32(clip))
-	out, err := run(e, kind, append(args, lay.extra...))
+	out, err := run(e, packedKind(kind, lay.packed), append(args, lay.extra...))
 	freeArgs(inputs)
 	freeArgs(lay.extra)
 	if err != nil {

@@ -387,7 +387,7 @@ func (m *Model) Update(b UpdateBatch, lc LossConfig) (UpdateStats, error) {
 	inputs := []any{i32Tensor(in, lay.ids...), i32Tensor(targets, d...),
 		f32Tensor(mask, d...), f32Tensor(weight, d...), f32Tensor(oldLogp, d...), f32Tensor(adv, d...)}
 	args := append(append(m.st.trainArgs(), inputs...), stepSize, invSqrtBC2, float32(lc.ClipEps), maxNorm)
-	out, err := run(e, kind, append(args, lay.extra...))
+	out, err := run(e, packedKind(kind, lay.packed), append(args, lay.extra...))
 	freeArgs(inputs)
 	freeArgs(lay.extra)
 	if err != nil {
