@@ -24,13 +24,18 @@ func bucketT(T, maxLen int) int {
 // bucketB returns the padded batch for B rows.
 func bucketB(B int) int {
 	if B <= BatchBucket {
-		p := 1
-		for p < B {
-			p *= 2
-		}
-		return p
+		return pow2(B)
 	}
 	return (B + BatchBucket - 1) / BatchBucket * BatchBucket
+}
+
+// pow2 returns the smallest power of two ≥ n (and ≥ 1).
+func pow2(n int) int {
+	p := 1
+	for p < n {
+		p *= 2
+	}
+	return p
 }
 
 // padded describes one bucketed batch of token rows.

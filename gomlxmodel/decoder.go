@@ -237,11 +237,7 @@ func splitBucket(n, maxLen int) int {
 	if n > 256 {
 		return n
 	}
-	b := 4
-	for b < n {
-		b *= 2
-	}
-	return min(b, maxLen)
+	return min(pow2(max(n, 4)), maxLen)
 }
 
 // Step runs every queued token and returns logits [B·V]: for each row, the logits after its last

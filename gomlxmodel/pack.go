@@ -100,15 +100,6 @@ func rowLadder(n int) int {
 	return (n + step - 1) / step * step
 }
 
-// pow2 returns the smallest power of two ≥ n (and ≥ 1).
-func pow2(n int) int {
-	p := 1
-	for p < n {
-		p *= 2
-	}
-	return p
-}
-
 // packedSeq places the first n positions of source row src at offset off of packed row dst.
 type packedSeq struct{ src, dst, off, n int }
 
@@ -144,9 +135,10 @@ func packRows(lens []int, C int, ladder bool) (packing, error) {
 		pk.seqs = append(pk.seqs, packedSeq{src: src, dst: dst, off: C - free[dst], n: n})
 		free[dst] -= n
 	}
-	pk.R = max(1, (len(free)+packBucket-1)/packBucket*packBucket)
 	if ladder {
 		pk.R = rowLadder(len(free))
+	} else {
+		pk.R = max(1, (len(free)+packBucket-1)/packBucket*packBucket)
 	}
 	return pk, nil
 }
@@ -199,8 +191,8 @@ const readBucket = 8
 
 // readPositions lists, for each packed row, the positions where any of read ([R·C], packed) is
 // non-zero, as flat indices into the R·C positions, in K slots per row: K is the largest count rounded
-// up to readBucket (with pow2Slots, to a power of two; at most C). pick holds the same indices with −1 in unused slots; idx repeats the
-// row's first position there, so that every index is valid.
+// up to readBucket (with pow2Slots, to a power of two; at most C). pick holds the same indices with −1
+// in unused slots; idx repeats the row's first position there, so that every index is valid.
 func (pk packing) readPositions(pow2Slots bool, read ...[]float32) (idx, pick []int32, K int) {
 	rows := make([][]int32, pk.R) // read positions of each packed row
 	for i := range pk.R * pk.C {
@@ -212,9 +204,10 @@ func (pk packing) readPositions(pow2Slots bool, read ...[]float32) (idx, pick []
 	for _, r := range rows {
 		most = max(most, len(r))
 	}
-	K = min(pk.C, max(1, (most+readBucket-1)/readBucket*readBucket))
 	if pow2Slots {
 		K = min(pk.C, pow2(most))
+	} else {
+		K = min(pk.C, max(1, (most+readBucket-1)/readBucket*readBucket))
 	}
 	idx, pick = make([]int32, pk.R*K), make([]int32, pk.R*K)
 	for r, positions := range rows {
