@@ -165,11 +165,7 @@ func shareOf(ctx context.Context, cache string) error {
 // time, the share of it that went to the first calls of its graphs (compilation, or loading a compiled graph), and
 // the token positions its decoders executed (graph rows × token slots) against those it needed (tokens fed).
 func compileShare() error {
-	ch, err := ch12.Setup() // the chapter's tokenizer, tasks and store, as a notebook's first cell has them
-	if err != nil {
-		return err
-	}
-	base, err := ch.Base()
+	ch, base, err := chapterBase()
 	if err != nil {
 		return err
 	}
@@ -190,9 +186,23 @@ func compileShare() error {
 	u, v := gomlxmodel.UpdatePositions()
 	fmt.Printf("%.1fs, of which %d graphs' first calls %.1fs (%.0f%%); executed/needed token positions: sampling %d/%d (%.2f×), updates %d/%d (%.2f×)\n",
 		total.Seconds(), n-n0, (d - d0).Seconds(), 100*(d-d0).Seconds()/total.Seconds(), e-e0, f-f0,
-		float64(e-e0)/float64(max(f-f0, 1)), u-u0, v-v0, float64(u-u0)/float64(max(v-v0, 1)))
+		ratio(e-e0, f-f0), u-u0, v-v0, ratio(u-u0, v-v0))
 	return nil
 }
+
+// chapterBase returns the chapter's tokenizer, tasks and store, as a notebook's first cell has them, and its base
+// agent (made, or loaded from the store).
+func chapterBase() (*ch12.Chapter, *gomlxmodel.Model, error) {
+	ch, err := ch12.Setup()
+	if err != nil {
+		return nil, nil, err
+	}
+	base, err := ch.Base()
+	return ch, base, err
+}
+
+// ratio is executed/needed token positions (needed at least 1).
+func ratio(executed, needed int64) float64 { return float64(executed) / float64(max(needed, 1)) }
 
 // torchRatios runs grpo_compare.sh on both backends and prints its ratio lines, or says why it cannot.
 func torchRatios(ctx context.Context) error {

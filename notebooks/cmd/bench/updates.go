@@ -23,11 +23,7 @@ type recorded struct {
 // are the chapter's workload; replaying the same ones makes the layouts' times comparable. With the compiled-graph
 // cache on (gomlxmodel.XLACacheEnv), first calls load graphs instead of compiling them.
 func updateLayouts(steps int) error {
-	ch, err := ch12.Setup()
-	if err != nil {
-		return err
-	}
-	base, err := ch.Base()
+	ch, base, err := chapterBase()
 	if err != nil {
 		return err
 	}
@@ -102,6 +98,6 @@ func replay(name, kind string, base *gomlxmodel.Model, batches []recorded, cfg a
 	steady := (total - (c - c0)) / time.Duration(len(batches))
 	st := gomlxmodel.CompileStatsByKind()[kind]
 	fmt.Printf("%-7s | %6d | %9.1fs | %8.0fms | %d/%d (%.2f×)\n", name, st.Graphs, st.Total.Seconds(),
-		float64(steady.Microseconds())/1e3, e-e0, f-f0, float64(e-e0)/float64(max(f-f0, 1)))
+		float64(steady.Microseconds())/1e3, e-e0, f-f0, ratio(e-e0, f-f0))
 	return nil
 }
