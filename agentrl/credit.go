@@ -156,13 +156,21 @@ func (tc TrainCredit) Step(run *Run, step int, g *rand.Rand) error {
 		return err
 	}
 	batch := Collate(trajs, tc.Tok.PadID)
-	// The critic's regression step comes with the advantages; the policy's update does not read the critic.
-	adv, err := CreditAdvantages{Scheme: tc.Scheme, Lambda: tc.Lambda}.Advantages(
-		StepBatch{Step: step, Cfg: tc.Cfg, Trajs: trajs, Batch: batch, Critic: run.Critic})
+	mask, rewards := batch.Mask(), PerCallRewards(trajs, batch.Mask(), tc.Cfg.Reward.StepPenalty)
+	values, err := CriticValues(run.Critic, batch) // [B][T-1]
 	if err != nil {
 		return err
 	}
-	if _, err := RLUpdate(run.Policy, batch, adv, tc.Cfg, g); err != nil {
+	var adv [][]float32
+	if tc.Scheme == "token" {
+		adv, _ = GAEAdvantages(rewards, values, mask, 1, tc.Lambda)
+	} else {
+		adv = TurnAdvantages(rewards, values, mask, batch.Turns(), 1, tc.Lambda)
+	}
+	if _, err := RLUpdate(run.Policy, batch, MaskedWhiten(adv, mask), tc.Cfg, g); err != nil {
+		return err
+	}
+	if _, err := ValueStep(run.Critic, batch, values, ReturnsToGo(rewards, mask), 0, 1e-3); err != nil {
 		return err
 	}
 	run.History = append(run.History, StepStats{Step: step, Stats: BehaviorStats(trajs)})
