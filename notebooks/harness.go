@@ -8,7 +8,7 @@
 //	AGENTRL_NOTEBOOKS=12.1,12.4     execute only these notebooks (section number or file name); "none" executes none
 //	AGENTRL_NOTEBOOKS_OPTIONAL=1    skip notebook execution when Jupyter or GoNB is missing (default: fail)
 //	AGENTRL_CELL_TIMEOUT=40m        per-cell timeout (Go duration, at least 1s)
-//	AGENTRL_NOTEBOOK_JOBS=3         how many notebooks TestNotebooks executes at once (default: one for every two cores)
+//	AGENTRL_NOTEBOOK_JOBS=3         how many notebooks TestNotebooks executes at once (default: one for every core)
 //	AGENTRL_JUPYTER=/path/jupyter   the jupyter command (default /usr/bin/jupyter, else the one on PATH)
 package notebooks
 

@@ -195,7 +195,7 @@ func TestNotebooks(t *testing.T) {
 	trackInputs(t, root)
 	san, out := NewSanitizer(root), t.TempDir()
 
-	// The notebooks run side by side, AGENTRL_NOTEBOOK_JOBS (default: one for every two cores) at once, started in
+	// The notebooks run side by side, AGENTRL_NOTEBOOK_JOBS (default: one for every core) at once, started in
 	// order, each in a subtest of its own; the result store lets no two compute the same result.
 	jobs, err := Jobs()
 	if err != nil {

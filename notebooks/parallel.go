@@ -15,16 +15,16 @@ import (
 // execute command) executes at once: a positive integer.
 const JobsEnv = "AGENTRL_NOTEBOOK_JOBS"
 
-// DefaultJobs is how many notebooks to execute at once on this machine: one for every two cores, at least one.
+// DefaultJobs is how many notebooks to execute at once on this machine: one for every core.
 //
 // Each notebook runs on its own kernel, which runs one cell program at a time: a program that trains on XLA's CPU
 // client (its thread pool spreads a step over every core) beside the Go code that samples episodes, after `go build`
-// of the cell (parallel too). Executed one after another, the cold chapter kept 156% of a 2-core machine busy: a
-// notebook uses about one and a half cores. Two cores per notebook keeps them busy without running more programs than
-// the cores can serve, where each would only slow the others (and hold its memory longer); on 2 or 3 cores it is one
-// notebook at a time, as before. The notebooks share results through the result store, which lets only one process
-// compute a result: the others wait for it and load it, so running them side by side computes nothing twice.
-func DefaultJobs() int { return max(1, runtime.NumCPU()/2) }
+// of the cell. Alone, a notebook leaves cores idle while GoNB builds and starts its cells and while its program runs
+// single-threaded stretches; a second notebook fills them, and two processes on two cores each spend less time in
+// the thread pool's hand-offs than one spread over both. The notebooks share results through the result store,
+// which lets only one process compute a result: the others wait for it and load it, so running them side by side
+// computes nothing twice and prints what each would print alone.
+func DefaultJobs() int { return max(1, runtime.NumCPU()) }
 
 // Jobs returns $AGENTRL_NOTEBOOK_JOBS, or DefaultJobs when it is unset or empty.
 func Jobs() (int, error) {

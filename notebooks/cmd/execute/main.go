@@ -7,10 +7,10 @@
 //	go run ./notebooks/cmd/execute 12.1 12.4     # by section or file name
 //	go run ./notebooks/cmd/execute path/x.ipynb  # any notebook file (the report is not touched)
 //	go run ./notebooks/cmd/execute -report       # only rewrite the report from the committed notebooks
-//	go run ./notebooks/cmd/execute -jobs 3       # three notebooks at once (default: one for every two cores)
+//	go run ./notebooks/cmd/execute -jobs 3       # three notebooks at once (default: one for every core)
 //
 // The notebooks are started in order, up to -jobs at once ($AGENTRL_NOTEBOOK_JOBS without the flag, else one for
-// every two cores), each on its own kernel; the result store lets no two compute the same result, so each notebook's
+// every core), each on its own kernel; the result store lets no two compute the same result, so each notebook's
 // outputs are those it would have one after another. One line on stderr tells the chapter's progress, what is left
 // and about how long (from the times in notebooks/TIMES.run.txt, which the command and the notebook test write).
 //
@@ -57,7 +57,7 @@ Flags:
 	}
 	reportOnly := flag.Bool("report", false, "execute nothing: rewrite notebooks/REPORT.md from the committed notebooks")
 	jobs := flag.Int("jobs", 0, fmt.Sprintf("how many notebooks to execute at once, started in order (0: $%s, else one "+
-		"for every two cores: %d here)", notebooks.JobsEnv, notebooks.DefaultJobs()))
+		"for every core: %d here)", notebooks.JobsEnv, notebooks.DefaultJobs()))
 	flag.Parse()
 	if *reportOnly && flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "execute: -report takes no notebooks")
