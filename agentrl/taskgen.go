@@ -30,6 +30,12 @@ type TaskGen struct {
 	// SharedIssues gives the five tasks of each block of five (one per op) the same wording (kind, direction and
 	// limits), so no wording predicts its op; the kind and the direction still meet every op evenly.
 	SharedIssues bool
+	// SeenIssues (with SharedIssues) gives each held-out block the wording of a training block (the second and the
+	// third), so every held-out issue is worded as training issues are and only the function's name is new: the
+	// held-out split then meets no wording the training split lacks. A held-out task differs from the training task
+	// of its wording and op in its names, its distractor forms and its tests (TaskCheck.HeldoutCopies counts those
+	// that differ in nothing but names).
+	SeenIssues bool
 	// StrictVisible re-draws the visible tests (still three) so that every wrong op fails at least one of them.
 	StrictVisible bool
 	// Seed seeds the names, the limits and the tests; 0 is MakeTasks's seed (12).
@@ -47,6 +53,9 @@ func (g TaskGen) String() string {
 	}
 	if g.SharedIssues {
 		parts = append(parts, "shared")
+	}
+	if g.SeenIssues {
+		parts = append(parts, "seen")
 	}
 	if g.StrictVisible {
 		parts = append(parts, "strict")
@@ -68,6 +77,9 @@ func (g TaskGen) Validate() error {
 	// The hard tasks are a whole number per op in both splits (4 and 2 tasks per op).
 	if h := g.HardShare; h < 0 || h > 1 || 2*h != math.Round(2*h) {
 		return fmt.Errorf("task gen: hard share %g, want 0, 0.5 or 1", h)
+	}
+	if g.SeenIssues && !g.SharedIssues {
+		return fmt.Errorf("task gen: seen issues need shared issues (a held-out block takes a training block's wording)")
 	}
 	return nil
 }
@@ -155,6 +167,13 @@ func (g TaskGen) task(i int) (Task, error) {
 		// direction alternates, so over the train split each op still meets every kind once and each direction
 		// twice.
 		k, above, limitAt = taskKinds[block%len(taskKinds)], inSplit%2 == 0, i-i%5
+		if g.SeenIssues && i >= numTrain {
+			// The training block whose wording this held-out block takes: its kind, direction and limit. Hard
+			// tasks stay hard: with a hard share of 0.5 the first held-out block and the first two training
+			// blocks are the hard ones.
+			w := 1 + inSplit
+			k, above, limitAt = taskKinds[w%len(taskKinds)], w%2 == 0, 5*w
+		}
 	}
 	limit, dir := 1+(limitAt*5)%6, "above"
 	if !above {
@@ -180,7 +199,7 @@ func (g TaskGen) task(i int) (Task, error) {
 	if hard {
 		brng := krng
 		if g.SharedIssues {
-			brng = NewRNG(seed*1000 + uint64(i-i%5) + 2<<40)
+			brng = NewRNG(seed*1000 + uint64(limitAt) + 2<<40) // the wording's block (limitAt is its first task)
 		}
 		var other int
 		if above {

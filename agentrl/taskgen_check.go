@@ -26,6 +26,9 @@ type TaskCheck struct {
 	Memorized float64
 	// Wordings is the number of distinct training issue wordings.
 	Wordings int
+	// HeldoutCopies is the number of held-out tasks whose source is a training task's up to its identifiers (the
+	// same program written the same way: only the visible and hidden tests can differ).
+	HeldoutCopies int
 	// Misses of WrongOps: wrong-op repairs (every task of "all" x every other op) that pass all visible tests.
 	Misses, WrongOps int
 	// MeanTokens and MaxTokens are the source's length in tokens of BuildTokenizer (the read observation,
@@ -155,6 +158,15 @@ func CheckTasks(g TaskGen, opt CheckOptions) (TaskCheck, error) {
 		c.Bigram = ProbeAccuracy(train, heldout, Bigrams, opt.Renamings, NewRNG(opt.Seed+2))
 	}
 	c.Memorized, c.Wordings = IssueMemorization(train)
+	trainShapes := map[string]bool{}
+	for _, t := range train {
+		trainShapes[sourceShape(t.Source)] = true
+	}
+	for _, t := range heldout {
+		if trainShapes[sourceShape(t.Source)] {
+			c.HeldoutCopies++
+		}
+	}
 
 	// Lengths and vocabulary.
 	tok := BuildTokenizer(all)
@@ -239,6 +251,22 @@ func IssueMemorization(tasks []Task) (float64, int) {
 		top += best
 	}
 	return float64(top) / float64(len(tasks)), len(byWording)
+}
+
+// sourceShape is a source with each identifier replaced by its rank of first appearance: equal for two sources that
+// differ only in their names.
+func sourceShape(source string) string {
+	rank := map[string]string{}
+	for i, id := range identifiers(source) {
+		rank[id] = fmt.Sprintf("$%d", i)
+	}
+	words := strings.Fields(strings.ReplaceAll(source, "\n", " "+newlineSplit+" "))
+	for i, w := range words {
+		if r, ok := rank[w]; ok {
+			words[i] = r
+		}
+	}
+	return strings.Join(words, " ")
 }
 
 // sourceWords is the token sequence of a source as the read observation shows it (<nl> between lines).

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 )
@@ -85,9 +86,10 @@ func TestTaskGenInvariants(t *testing.T) {
 	for _, d := range []int{0, 1, 2, 3} {
 		for _, h := range []float64{0, 0.5, 1} {
 			for _, shared := range []bool{false, true} {
-				for _, strict := range []bool{false, true} {
+				for _, gen := range []TaskGen{{StrictVisible: false}, {StrictVisible: true}, {StrictVisible: true, SeenIssues: shared}} {
 					for _, seed := range []uint64{0, 7} {
-						g := TaskGen{Distractors: d, HardShare: h, SharedIssues: shared, StrictVisible: strict, Seed: seed}
+						strict := gen.StrictVisible
+						g := TaskGen{Distractors: d, HardShare: h, SharedIssues: shared, SeenIssues: gen.SeenIssues, StrictVisible: strict, Seed: seed}
 						c, err := CheckTasks(g, CheckOptions{SkipProbes: true})
 						if err != nil {
 							t.Fatalf("%s: %v", g, err)
@@ -232,5 +234,44 @@ func TestProbeAccuracy(t *testing.T) {
 	}
 	if got := strings.Join(Bigrams([]string{"a", "b"}), "|"); got != "a|b|^ a|a b|b $" {
 		t.Errorf("Bigrams = %q", got)
+	}
+}
+
+// SeenIssues words every held-out task as a training task is worded (the function's name aside) and changes nothing
+// of the training split; without it, shared wordings give the held-out split wordings of its own.
+func TestTaskGenSeenIssues(t *testing.T) {
+	wordings := func(g TaskGen, split string) map[string]bool {
+		tasks, err := g.Make(split)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, task := range tasks {
+			_, rest, _ := strings.Cut(task.Issue, " ")
+			out[rest] = true
+		}
+		return out
+	}
+	for _, d := range []int{0, 2} {
+		shared := TaskGen{Distractors: d, HardShare: 0.5, SharedIssues: true}
+		seen := shared
+		seen.SeenIssues = true
+		trainShared, trainSeen := wordings(shared, SplitTrain), wordings(seen, SplitTrain)
+		if !maps.Equal(trainShared, trainSeen) {
+			t.Errorf("%s: training wordings %v, want %v", seen, trainSeen, trainShared)
+		}
+		for w := range wordings(seen, SplitHeldout) {
+			if !trainSeen[w] {
+				t.Errorf("%s: held-out wording %q is not a training wording", seen, w)
+			}
+		}
+		for w := range wordings(shared, SplitHeldout) {
+			if trainShared[w] {
+				t.Errorf("%s: held-out wording %q is a training wording", shared, w)
+			}
+		}
+	}
+	if err := (TaskGen{SeenIssues: true}).Validate(); err == nil {
+		t.Error("SeenIssues without SharedIssues: no error")
 	}
 }

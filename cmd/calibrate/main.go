@@ -77,7 +77,11 @@ Flags:
 	searchFile := flag.String("search", "", "score the candidates this file lists (one per line: a name, then key=value settings) at step 0, one row each, and skip the runs")
 	out := flag.String("out", "", "with -search: also write the rows to this tab-separated file")
 	rlRuns := flag.Bool("rl", false, "with -search: instead of the step-0 table, train each candidate's default, 0.05-cost, never-submit and 0.3-cost runs and its 3-turn arm, and print the bands and mechanisms they decide")
+	split := flag.Bool("split", false, "sample with the split decoder (gomlxmodel.ScheduleSplit; on XLA another realization, the search's since its second stage)")
 	flag.Parse()
+	if *split {
+		gomlxmodel.SetDecoderSchedule(gomlxmodel.ScheduleSplit)
+	}
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "calibrate: unexpected arguments %q (settings are flags, e.g. -lr 5e-4)\n", flag.Args())
 		flag.Usage()

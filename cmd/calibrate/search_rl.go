@@ -31,7 +31,8 @@ var rlBands = []rlBand{
 }
 
 // rlStage trains (or loads) the default run, the 0.05-cost run, the never-submit run, the 0.3-cost run and the
-// 3-turn arm of each candidate and prints the values the bands read, with the mechanisms these runs decide: the
+// 3-turn arm of each candidate and prints the values the bands read, the train/held-out gap of the first two, and
+// the mechanisms these runs decide: the
 // never-submit run's stall (C34), the malformed-call ratio (C27), the 0.3 cost's collapse (C14, C32) and the 3-turn
 // arm's regime (C15).
 func rlStage(l lab, cands []recipe.Candidate) error {
@@ -53,6 +54,17 @@ func rlStage(l lab, cands []recipe.Candidate) error {
 				return fmt.Errorf("candidate %s: %w", c.Name, err)
 			}
 			if held[k], err = ch.HeldOut(runs[k].Policy, cfg); err != nil {
+				return fmt.Errorf("candidate %s: %w", c.Name, err)
+			}
+		}
+		// The chapter's trained policies pass as well held out as on the training tasks (held-out minus train
+		// between -0.01 and +0.07): the default and the 0.05-cost runs evaluated on the training tasks as HeldOut
+		// evaluates the held-out ones.
+		onTrain := *ch
+		onTrain.HeldOutTasks = ch.Train
+		var train [2]agentrl.Stats
+		for k := range train {
+			if train[k], err = onTrain.HeldOut(runs[k].Policy, []agentrl.RLConfig{c.RL, cheap}[k]); err != nil {
 				return fmt.Errorf("candidate %s: %w", c.Name, err)
 			}
 		}
@@ -91,6 +103,9 @@ func rlStage(l lab, cands []recipe.Candidate) error {
 		}
 		fmt.Printf("%s | cost 0.3 (C14, C32): held-out pass %.3f turns %.2f, turns by window %s | 3 turns (C15): held-out pass %.3f reads %.2f turns %.2f\n",
 			c.Name, held[3].PassRate, held[3].Turns, strings.Join(windows, " "), held[4].PassRate, held[4].Reads, held[4].Turns)
+		fmt.Printf("%s | held-out minus train pass (book -0.01 to +0.07): default %.3f - %.3f = %+.3f (reads %.2f, %.2f), cost 0.05 %.3f - %.3f = %+.3f (reads %.2f, %.2f)\n",
+			c.Name, held[0].PassRate, train[0].PassRate, held[0].PassRate-train[0].PassRate, held[0].Reads, train[0].Reads,
+			held[1].PassRate, train[1].PassRate, held[1].PassRate-train[1].PassRate, held[1].Reads, train[1].Reads)
 		fmt.Printf("%s | RL bands %d of %d | %s | default tests %.2f reads %.2f | cost 0.05 edits %.2f tests %.2f | C27 ratio %.2f | never-submit min submit 5-15 %.2f (step 0 %.2f), held-out turns %.2f | %s\n",
 			c.Name, inside, len(rlBands), strings.Join(cells, " "), held[0].Tests, held[0].Reads, held[1].Edits, held[1].Tests,
 			pooled(35, 40)/pooled(0, 5), slices.Min(submits[5:16]), submits[0], held[2].Turns, c.Settings)

@@ -22,6 +22,7 @@ func main() {
 	flag.IntVar(&g.Distractors, "d", 0, "distractor sites per task (0 to 3)")
 	flag.Float64Var(&g.HardShare, "hard", 0, "share of hard (two-guard) tasks: 0, 0.5 or 1")
 	flag.BoolVar(&g.SharedIssues, "shared", false, "issue wordings shared by the five ops of a block")
+	flag.BoolVar(&g.SeenIssues, "seen", false, "held-out blocks take training blocks' wordings (with -shared)")
 	flag.BoolVar(&g.StrictVisible, "strict", false, "visible tests that catch every wrong op")
 	flag.Uint64Var(&g.Seed, "seed", 0, "generator seed (0: MakeTasks's)")
 	renamings := flag.Int("renamings", 50, "renamings of each task for the probes")
@@ -58,7 +59,7 @@ func main() {
 	}
 }
 
-const header = "setting                      | blind ho  tr  | bow   bigram | memo (wordings) | misses  | src tok mean max | episode | vocab | ok"
+const header = "setting                          | blind ho  tr  | bow   bigram | memo (wordings) | copies | misses  | src tok mean max | episode | vocab | ok"
 
 // Row formats one generator's checks as a line of the table.
 func Row(c agentrl.TaskCheck) string {
@@ -73,12 +74,13 @@ func Row(c agentrl.TaskCheck) string {
 	if !c.OK() {
 		ok = fmt.Sprintf("NO (%d)", len(c.Violations))
 	}
-	return fmt.Sprintf("%-28s | %.3f %.3f   | %.3f %.3f  | %.2f (%2d)       | %3d/%3d | %6.1f %3d       | %6.1f  | %-5s | %s",
-		c.Gen, c.BlindHeldout, c.BlindTrain, c.BoW, c.Bigram, c.Memorized, c.Wordings, c.Misses, c.WrongOps,
+	return fmt.Sprintf("%-32s | %.3f %.3f   | %.3f %.3f  | %.2f (%2d)       | %2d     | %3d/%3d | %6.1f %3d       | %6.1f  | %-5s | %s",
+		c.Gen, c.BlindHeldout, c.BlindTrain, c.BoW, c.Bigram, c.Memorized, c.Wordings, c.HeldoutCopies, c.Misses, c.WrongOps,
 		c.MeanTokens, c.MaxTokens, c.MeanEpisode, vocab, ok)
 }
 
-// Grid is the search's settings: today's generator first, then each knob alone, then combinations.
+// Grid is the search's settings: today's generator first, then each knob alone, then combinations (shared wordings
+// with and without held-out wordings seen in training).
 func Grid(seed uint64) []agentrl.TaskGen {
 	out := []agentrl.TaskGen{{Seed: seed}}
 	for _, d := range []int{0, 1, 2, 3} {
@@ -87,6 +89,10 @@ func Grid(seed uint64) []agentrl.TaskGen {
 				for _, strict := range []bool{false, true} {
 					g := agentrl.TaskGen{Distractors: d, HardShare: h, SharedIssues: shared, StrictVisible: strict, Seed: seed}
 					if g != out[0] {
+						out = append(out, g)
+					}
+					if shared {
+						g.SeenIssues = true
 						out = append(out, g)
 					}
 				}

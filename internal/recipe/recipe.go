@@ -44,6 +44,11 @@ var taskSettings = map[string]struct {
 		g.SharedIssues = x
 		return err
 	}},
+	"seen-issues": {"held-out blocks worded as training blocks (with shared-issues): true or false (TaskGen.SeenIssues)", func(g *agentrl.TaskGen, v string) error {
+		x, err := strconv.ParseBool(v)
+		g.SeenIssues = x
+		return err
+	}},
 	"strict-visible": {"visible tests that catch every wrong op: true or false (TaskGen.StrictVisible)", func(g *agentrl.TaskGen, v string) error {
 		x, err := strconv.ParseBool(v)
 		g.StrictVisible = x
