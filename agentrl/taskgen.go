@@ -120,6 +120,30 @@ const (
 	numDistractorSites
 )
 
+// distractorSites marks the d sites (of numDistractorSites) written in an alternative form for the task with
+// rotation r (its op plus its block's index in its split): with one or two sites the site left alone (or taken) turns
+// with r, so an op's tasks meet every choice of sites, in both splits, and no choice of sites goes with one op.
+func distractorSites(d, r int) [numDistractorSites]int {
+	var alt [numDistractorSites]int
+	for s := range alt {
+		if d == numDistractorSites || d > 0 && (s == r%numDistractorSites) == (d == 1) {
+			alt[s] = 1
+		}
+	}
+	return alt
+}
+
+// mixSeed is SplitMix64's finalizer: it spreads seeds that differ in a few bits (a task's index) over all 64, so
+// the knobs' random streams of neighbouring tasks are unrelated (rand.PCG seeded with neighbouring values draws
+// related first numbers).
+func mixSeed(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
 // guardText is the condition "x > L" (above) or "x < L" (below) in form 0, or one of its two correct alternative
 // forms: 1 is "x >= L + 1" / "x <= L - 1", 2 is "x - 1 >= L" / "x + 1 <= L".
 func guardText(x string, above bool, lim, form int) string {
@@ -145,7 +169,7 @@ func (g TaskGen) task(i int) (Task, error) {
 		seed = tasksSeed
 	}
 	rng := NewRNG(seed*1000 + uint64(i))
-	krng := NewRNG(seed*1000 + uint64(i) + 1<<40)
+	krng := NewRNG(mixSeed(seed*1000 + uint64(i) + 1<<40))
 	// The op, the kind and the direction are spread so that neither the kind nor the direction (both visible in
 	// the issue) predicts the op: over the train split each op meets every kind once and each direction twice.
 	var name string
@@ -185,10 +209,7 @@ func (g TaskGen) task(i int) (Task, error) {
 
 	// Knobs: the distractor sites, the inner guard of a hard task. The shared-issue knob must give every task of a
 	// block the same inner bound, so it is drawn from the block's stream.
-	alt := [numDistractorSites]int{}
-	for _, s := range krng.Perm(numDistractorSites)[:g.Distractors] {
-		alt[s] = 1
-	}
+	alt := distractorSites(g.Distractors, op+inSplit)
 	condForm := 0
 	if alt[distractCond] == 1 {
 		condForm = 1 + krng.IntN(2)
@@ -199,7 +220,7 @@ func (g TaskGen) task(i int) (Task, error) {
 	if hard {
 		brng := krng
 		if g.SharedIssues {
-			brng = NewRNG(seed*1000 + uint64(limitAt) + 2<<40) // the wording's block (limitAt is its first task)
+			brng = NewRNG(mixSeed(seed*1000 + uint64(limitAt) + 2<<40)) // the wording's block (limitAt is its first task)
 		}
 		var other int
 		if above {
