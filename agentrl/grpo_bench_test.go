@@ -31,7 +31,9 @@ var (
 // tokens (all episodes), tokens/episode, decode-steps (Decoder.Step calls of the rollout: each samples one token
 // for every unfinished episode, so it is the most policy tokens of any episode), and the token positions that
 // sampling and the update executed and needed (sample-executed, sample-needed: gomlxmodel.DecodePositions;
-// update-executed, update-needed: gomlxmodel.UpdatePositions).
+// update-executed, update-needed: gomlxmodel.UpdatePositions), and the graphs that the timed steps called for the
+// first time (new shapes: compiled, or loaded from the compiled-graph cache) and the seconds those first calls took
+// (first-calls, first-call-s: gomlxmodel.CompileStats), which the step times include.
 func BenchmarkGRPOStep(b *testing.B) {
 	if testing.Short() {
 		b.Skip("GRPO step benchmark skipped under -short")
@@ -94,11 +96,15 @@ func BenchmarkGRPOStep(b *testing.B) {
 	step() // warm-up: compiles the decode and update graphs
 	sampleS, updateS, sampleCPU, updateCPU, tokens, steps, episodes = 0, 0, 0, 0, 0, 0, 0
 	sampleExec, sampleNeed, updateExec, updateNeed = 0, 0, 0, 0
+	g0, d0 := gomlxmodel.CompileStats()
 	b.ResetTimer()
 	for range b.N {
 		step()
 	}
 	n := float64(b.N)
+	g1, d1 := gomlxmodel.CompileStats()
+	b.ReportMetric(float64(g1-g0)/n, "first-calls/op")
+	b.ReportMetric((d1-d0).Seconds()/n, "first-call-s/op")
 	b.ReportMetric(sampleS/n, "sample-s/op")
 	b.ReportMetric(updateS/n, "update-s/op")
 	b.ReportMetric(sampleCPU/n, "sample-cpu-s/op")

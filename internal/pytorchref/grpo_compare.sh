@@ -4,7 +4,8 @@
 # (STEPS steps after a warm-up step) and grpo_bench.py (the same), alternating ROUNDS times. Prints seconds per
 # step for sampling and for the update (wall and process CPU, medians over rounds) and the Go/PyTorch ratios, each
 # side's workload (tokens per episode, decode steps per rollout) and the token positions each side's sampling and
-# update executed per position they needed, and how far the PyTorch model's logits are from Go's.
+# update executed per position they needed, the time Go's timed steps spent on the first calls of graphs (new
+# shapes), and how far the PyTorch model's logits are from Go's.
 #
 #   internal/pytorchref/grpo_compare.sh                                     # from the repository root
 #   GOMLX_BACKEND=go internal/pytorchref/grpo_compare.sh                    # the pure-Go backend
@@ -47,8 +48,9 @@ for r in $(seq "$ROUNDS"); do
       for (i = 3; i < NF; i += 2) v[$(i+1)] = $i
       printf "sample_s=%s update_s=%s sample_cpu_s=%s update_cpu_s=%s tokens=%s tokens_per_episode=%s decode_steps=%s",
         v["sample-s/op"], v["update-s/op"], v["sample-cpu-s/op"], v["update-cpu-s/op"], v["tokens/op"], v["tokens/episode"], v["decode-steps/op"]
-      printf " sample_executed=%s sample_needed=%s update_executed=%s update_needed=%s\n",
-        v["sample-executed/op"], v["sample-needed/op"], v["update-executed/op"], v["update-needed/op"]
+      printf " sample_executed=%s sample_needed=%s update_executed=%s update_needed=%s first_calls=%s first_call_s=%s\n",
+        v["sample-executed/op"], v["sample-needed/op"], v["update-executed/op"], v["update-needed/op"],
+        v["first-calls/op"], v["first-call-s/op"]
     }' >> "$out/go.txt"
   echo "round $r/$ROUNDS: PyTorch" >&2
   (cd internal/pytorchref && "$PYTHON" grpo_bench.py "$out/gym.json" "$STEPS" "${torch_args[@]}" > "$out/torch.out" 2> "$out/torch.err") ||
@@ -86,6 +88,8 @@ for name in ("sample", "update"):
     print(f"{name + ' executed/needed positions':<36}{g:>16.2f}{t:>16.2f}")
     print(f"{'  executed, needed':<36}{go[name + '_executed']:>8.0f},{go[name + '_needed']:>7.0f}"
           f"{pt[name + '_executed']:>8.0f},{pt[name + '_needed']:>7.0f}")
+print(f"Go graphs first called in the timed steps (compiled, or loaded from the cache): {go['first_calls']:.1f} "
+      f"per step, {go['first_call_s']:.3f} s per step (included above)")
 print("load average:", " ".join(open("/proc/loadavg").read().split()[:3]))
 print("GoMLX backend:", os.environ.get("GOMLX_BACKEND") or "default (gomlxmodel.Backend)",
       "| decoder:", os.environ.get("DECODER") or "auto", "| packing:", os.environ.get("PACKING") or "auto",
