@@ -1,22 +1,39 @@
 package agentrl
 
 import (
+	"flag"
+	"fmt"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
+// Flags of BenchmarkGRPOStep (go test ./agentrl -run '^$' -bench GRPOStep -args -grpo.policy FILE ...).
+var (
+	grpoPolicy = flag.String("grpo.policy", "", "BenchmarkGRPOStep starts from the TinyAgent stream in this file "+
+		"(Model.WriteTo; internal/pytorchref/dumpgym -policy writes the chapter's RL base agent) instead of a fresh model")
+	grpoDecoder = flag.String("grpo.decoder", "auto", "BenchmarkGRPOStep's decoder schedule: auto, padded or split (gomlxmodel.SetDecoderSchedule)")
+	grpoPacking = flag.String("grpo.packing", "auto", "BenchmarkGRPOStep's update layout: auto, padded or packed (gomlxmodel.SetUpdatePacking)")
+)
+
 // BenchmarkGRPOStep times one step of TrainRL with the default RLConfig (8 tasks × 8 episodes, 6 turns,
-// temperature 1, token_mean PPO, one Adam step with grad-norm clip 1; the learning rate does not change the work) on the 20 training tasks, from a
-// fresh seeded TinyAgent (DefaultConfig). One untimed step first compiles the graphs; each iteration is then one
-// more step of the same run: SampleStep (64 episodes, lockstep KV-cache sampling), then Collate,
+// temperature 1, token_mean PPO, one Adam step with grad-norm clip 1) on the 20 training tasks, from a fresh
+// seeded TinyAgent (DefaultConfig) or, given -grpo.policy, from that model with a fresh Adam: the chapter's
+// workload when it is the chapter's RL base agent. One untimed step first compiles the graphs; each iteration is
+// then one more step of the same run: SampleStep (64 episodes, lockstep KV-cache sampling), then Collate,
 // ComputeAdvantages and RLUpdate. internal/pytorchref/grpo_bench.py is the PyTorch port of the same step and
-// grpo_compare.sh runs both.
+// grpo_compare.sh runs both. -grpo.decoder and -grpo.packing select gomlxmodel's decoder schedule and update
+// layout.
 //
 // Metrics per step: sample-s and update-s (wall), sample-cpu-s and update-cpu-s (process CPU, all threads),
-// tokens (all episodes), tokens/episode, and decode-steps (Decoder.Step calls of the rollout: each samples one
-// token for every unfinished episode, so it is the most policy tokens of any episode).
+// tokens (all episodes), tokens/episode, decode-steps (Decoder.Step calls of the rollout: each samples one token
+// for every unfinished episode, so it is the most policy tokens of any episode), and the token positions that
+// sampling and the update executed and needed (sample-executed, sample-needed: gomlxmodel.DecodePositions;
+// update-executed, update-needed: gomlxmodel.UpdatePositions), and the graphs that the timed steps called for the
+// first time (new shapes: compiled, or loaded from the compiled-graph cache) and the seconds those first calls took
+// (first-calls, first-call-s: gomlxmodel.CompileStats), which the step times include.
 func BenchmarkGRPOStep(b *testing.B) {
 	if testing.Short() {
 		b.Skip("GRPO step benchmark skipped under -short")
@@ -30,21 +47,28 @@ func BenchmarkGRPOStep(b *testing.B) {
 		b.Fatal(err)
 	}
 	tok := BuildTokenizer(all)
-	policy, err := gomlxmodel.New(gomlxmodel.DefaultConfig(tok.VocabSize()), 1)
+	policy, err := grpoBenchPolicy(tok.VocabSize())
 	if err != nil {
+		b.Fatal(err)
+	}
+	if err := setGRPOBenchLevers(b); err != nil {
 		b.Fatal(err)
 	}
 	cfg := DefaultRLConfig()
 	rng := NewRNG(cfg.Seed)
 	var sampleS, updateS, sampleCPU, updateCPU float64
 	var tokens, steps, episodes int
+	var sampleExec, sampleNeed, updateExec, updateNeed int64
 	step := func() {
 		t0, c0 := time.Now(), cpuSeconds()
+		se0, sn0 := gomlxmodel.DecodePositions()
 		trajs, _, err := SampleStep(policy, nil, train, tok, cfg, rng)
 		if err != nil {
 			b.Fatal(err)
 		}
 		t1, c1 := time.Now(), cpuSeconds()
+		se1, sn1 := gomlxmodel.DecodePositions()
+		ue0, un0 := gomlxmodel.UpdatePositions()
 		batch := Collate(trajs, tok.PadID)
 		adv := ComputeAdvantages(batch.Rewards, cfg.GroupSize)
 		if _, err := RLUpdate(policy, batch, BroadcastAdvantages(adv, Rows(batch.ActionMask, batch.T-1)), cfg, rng); err != nil {
@@ -52,6 +76,9 @@ func BenchmarkGRPOStep(b *testing.B) {
 		}
 		sampleS, sampleCPU = sampleS+t1.Sub(t0).Seconds(), sampleCPU+c1-c0
 		updateS, updateCPU = updateS+time.Since(t1).Seconds(), updateCPU+cpuSeconds()-c1
+		ue1, un1 := gomlxmodel.UpdatePositions()
+		sampleExec, sampleNeed = sampleExec+se1-se0, sampleNeed+sn1-sn0
+		updateExec, updateNeed = updateExec+ue1-ue0, updateNeed+un1-un0
 		longest := 0
 		for _, t := range trajs {
 			tokens += len(t.IDs)
@@ -68,11 +95,16 @@ func BenchmarkGRPOStep(b *testing.B) {
 	}
 	step() // warm-up: compiles the decode and update graphs
 	sampleS, updateS, sampleCPU, updateCPU, tokens, steps, episodes = 0, 0, 0, 0, 0, 0, 0
+	sampleExec, sampleNeed, updateExec, updateNeed = 0, 0, 0, 0
+	g0, d0 := gomlxmodel.CompileStats()
 	b.ResetTimer()
 	for range b.N {
 		step()
 	}
 	n := float64(b.N)
+	g1, d1 := gomlxmodel.CompileStats()
+	b.ReportMetric(float64(g1-g0)/n, "first-calls/op")
+	b.ReportMetric((d1-d0).Seconds()/n, "first-call-s/op")
 	b.ReportMetric(sampleS/n, "sample-s/op")
 	b.ReportMetric(updateS/n, "update-s/op")
 	b.ReportMetric(sampleCPU/n, "sample-cpu-s/op")
@@ -80,4 +112,53 @@ func BenchmarkGRPOStep(b *testing.B) {
 	b.ReportMetric(float64(tokens)/n, "tokens/op")
 	b.ReportMetric(float64(tokens)/float64(episodes), "tokens/episode")
 	b.ReportMetric(float64(steps)/n, "decode-steps/op")
+	b.ReportMetric(float64(sampleExec)/n, "sample-executed/op")
+	b.ReportMetric(float64(sampleNeed)/n, "sample-needed/op")
+	b.ReportMetric(float64(updateExec)/n, "update-executed/op")
+	b.ReportMetric(float64(updateNeed)/n, "update-needed/op")
+}
+
+// grpoBenchPolicy is BenchmarkGRPOStep's starting model: -grpo.policy's with a fresh Adam, else a fresh seeded
+// TinyAgent for a vocabulary of vocab words.
+func grpoBenchPolicy(vocab int) (*gomlxmodel.Model, error) {
+	if *grpoPolicy == "" {
+		return gomlxmodel.New(gomlxmodel.DefaultConfig(vocab), 1)
+	}
+	f, err := os.Open(*grpoPolicy)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m, err := gomlxmodel.ReadModel(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", *grpoPolicy, err)
+	}
+	if got := m.Config().Vocab; got != vocab {
+		return nil, fmt.Errorf("%s: a model of %d words, the tokenizer has %d", *grpoPolicy, got, vocab)
+	}
+	m.ResetOptimizer()
+	return m, nil
+}
+
+// setGRPOBenchLevers sets the decoder schedule and update layout that -grpo.decoder and -grpo.packing name, until
+// b ends.
+func setGRPOBenchLevers(b *testing.B) error {
+	schedules := map[string]gomlxmodel.DecoderSchedule{"auto": gomlxmodel.ScheduleAuto,
+		"padded": gomlxmodel.SchedulePadded, "split": gomlxmodel.ScheduleSplit}
+	packings := map[string]gomlxmodel.UpdatePacking{"auto": gomlxmodel.PackingAuto,
+		"padded": gomlxmodel.PackingPadded, "packed": gomlxmodel.PackingPacked}
+	s, ok := schedules[*grpoDecoder]
+	if !ok {
+		return fmt.Errorf("-grpo.decoder %q: want auto, padded or split", *grpoDecoder)
+	}
+	p, ok := packings[*grpoPacking]
+	if !ok {
+		return fmt.Errorf("-grpo.packing %q: want auto, padded or packed", *grpoPacking)
+	}
+	prevS, prevP := gomlxmodel.SetDecoderSchedule(s), gomlxmodel.SetUpdatePacking(p)
+	b.Cleanup(func() {
+		gomlxmodel.SetDecoderSchedule(prevS)
+		gomlxmodel.SetUpdatePacking(prevP)
+	})
+	return nil
 }

@@ -2,22 +2,33 @@
 
 One step = sample 64 episodes (8 training tasks x 8 episodes, renamed identifiers, 6 turns, temperature 1) with a
 lockstep KV-cache sampler (agentrl.RolloutBatch), group-normalised advantages (ComputeAdvantages), then one
-token_mean PPO-clip update with Adam (lr 1e-3, grad-norm clip 1) on the padded batch (RLUpdate).
+token_mean PPO-clip update with Adam (lr 7e-4, grad-norm clip 1) on the padded batch (RLUpdate): DefaultRLConfig.
 
 The model is bench.py's TinyAgent blocks (d 64, 4 heads, 3 pre-LN layers, tanh-GELU MLP 192, 256 positions) with
-the Go tokenizer's vocabulary and gomlxmodel's GPT-2 initialisation. The gym is replayed at the token level from
-a JSON dump of the Go one (go run ./internal/pytorchref/dumpgym > gym.json): same vocabulary, prompts, read
-and test observations, hidden verdicts and error observations; calls are parsed like agentrl.ParseCall.
+the Go tokenizer's vocabulary: with --policy, the weights of a TinyAgent stream written by gomlxmodel's
+Model.WriteTo (dumpgym -policy writes the chapter's RL base agent); without, gomlxmodel's GPT-2 initialisation.
+The gym is replayed at the token level from a JSON dump of the Go one (go run ./internal/pytorchref/dumpgym >
+gym.json): same vocabulary, prompts, read and test observations, hidden verdicts and error observations; calls are
+parsed like agentrl.ParseCall.
 
-    python3 grpo_bench.py gym.json [steps]     # one warm-up step, then `steps` (5) timed steps
+    python3 grpo_bench.py gym.json [steps] [--policy base.tinyagent] [--logits logits.json]
 
-Prints one line per timed step and a final "RESULT key=value ..." line with per-step means: sample_s, update_s
-(wall), sample_cpu_s, update_cpu_s (process CPU, all threads), tokens (all episodes), tokens_per_episode and
-decode_steps (model steps of the rollout).
+One warm-up step, then `steps` (5) timed steps. Prints one line per timed step and a final "RESULT key=value ..."
+line with per-step means: sample_s, update_s (wall), sample_cpu_s, update_cpu_s (process CPU, all threads), tokens
+(all episodes), tokens_per_episode, decode_steps (model steps of the rollout), and the token positions each phase
+executed against those it needed, like gomlxmodel's DecodePositions and UpdatePositions: sample_executed (rows x
+token slots of every decode call), sample_needed (tokens fed), update_executed (rows x length of the padded
+batch), update_needed (each episode's positions up to the last one the loss reads).
+
+With --logits (dumpgym -logits: sequences and the Go model's logits on them) it first prints
+"LOGITS max_abs_diff=... max_abs_logit=... positions=..." for the loaded model, and exits with status 1 when the
+largest difference exceeds 1e-4; with 0 steps it does only that.
 """
+import argparse
 import json
 import math
 import random
+import struct
 import sys
 import time
 
@@ -29,7 +40,8 @@ from bench import DH, H, L, MAXLEN, Block, D  # also sets torch.set_num_threads 
 
 MAX_TURNS, MAX_CALL_TOKENS, MAX_EDITS = 6, 8, 1
 TASKS_PER_STEP, GROUP, TEMPERATURE = 8, 8, 1.0
-LR, CLIP_EPS, MAX_GRAD_NORM = 1e-3, 0.2, 1.0
+LR, CLIP_EPS, MAX_GRAD_NORM = 7e-4, 0.2, 1.0
+LOGITS_TOLERANCE = 1e-4
 
 
 class Agent(nn.Module):
@@ -89,6 +101,85 @@ class Agent(nn.Module):
             lens[b] += len(q)
             q.clear()
         return self.head(self.ln(last))
+
+
+def load_tinyagent(model, path):
+    """Sets model's weights from a TinyAgent stream (gomlxmodel's Model.WriteTo): "GOMLXTA1", the kind, the
+    configuration (vocab, positions, d, heads, layers, MLP) and the step count as little-endian uint64, then the
+    weights, the Adam first and second moments, each tensor as its name, rank, dims and float32 values. Only the
+    weights are read. Go's dense weights are [in, out], nn.Linear's [out, in]."""
+    data = open(path, "rb").read()
+    off = 0
+
+    def take(n):
+        nonlocal off
+        if off + n > len(data):
+            raise ValueError(f"{path}: truncated TinyAgent stream")
+        off += n
+        return data[off - n : off]
+
+    def u64():
+        return struct.unpack("<Q", take(8))[0]
+
+    def string():
+        return take(u64()).decode()
+
+    if take(8) != b"GOMLXTA1":
+        raise ValueError(f"{path}: not a TinyAgent stream")
+    if (kind := string()) != "policy":
+        raise ValueError(f"{path}: holds a {kind}, want a policy")
+    cfg = [u64() for _ in range(6)]
+    u64()  # Adam steps
+    want = [model.tok.num_embeddings, MAXLEN, D, H, L, model.blocks[0].fc1.out_features]
+    if cfg != want:
+        raise ValueError(f"{path}: configuration {cfg}, the PyTorch model's is {want}")
+    linear = {"wq": "q", "wk": "k", "wv": "v", "wo": "o", "w1": "fc1", "w2": "fc2"}
+    norm = {"ln1": "ln1", "ln2": "ln2"}
+    n_params = 2 + L * 16 + 4
+    seen = set()
+    with torch.no_grad():
+        for _ in range(n_params):
+            name = string()
+            dims = [u64() for _ in range(u64())]
+            n = math.prod(dims)
+            x = torch.tensor(struct.unpack(f"<{n}f", take(4 * n)), dtype=torch.float32).view(*dims)
+            if name in ("tok", "pos"):
+                dst = getattr(model, name).weight
+            elif name in ("lnf_g", "lnf_b"):
+                dst = model.ln.weight if name == "lnf_g" else model.ln.bias
+            elif name in ("head_w", "head_b"):
+                dst, x = (model.head.weight, x.T) if name == "head_w" else (model.head.bias, x)
+            else:
+                layer, p = name.split("/")
+                blk = model.blocks[int(layer.removeprefix("layer"))]
+                if p[:3] in norm:
+                    mod = getattr(blk, norm[p[:3]])
+                    dst = mod.weight if p.endswith("_g") else mod.bias
+                else:
+                    mod = getattr(blk, linear["w" + p[1:]])
+                    dst, x = (mod.weight, x.T) if p[0] == "w" else (mod.bias, x)
+            if dst.shape != x.shape:
+                raise ValueError(f"{path}: tensor {name} {list(x.shape)}, PyTorch's is {list(dst.shape)}")
+            dst.copy_(x)
+            seen.add(name)
+    if len(seen) != n_params:
+        raise ValueError(f"{path}: {len(seen)} distinct tensors, want {n_params}")
+
+
+@torch.no_grad()
+def check_logits(model, path):
+    """Compares model's logits with the Go model's on the sequences of a dumpgym -logits file; returns the
+    largest absolute difference, the largest absolute logit and the number of positions compared."""
+    check = json.load(open(path))
+    diff, top, positions = 0.0, 0.0, 0
+    for case in check["cases"]:
+        ids = torch.tensor(case["ids"], dtype=torch.long)[None]
+        got = model(ids)[0]
+        want = torch.tensor(case["logits"], dtype=torch.float32).view(got.shape)
+        diff = max(diff, (got - want).abs().max().item())
+        top = max(top, want.abs().max().item())
+        positions += ids.shape[1]
+    return diff, top, positions
 
 
 class Gym:
@@ -179,15 +270,19 @@ class Episode:
 
 def rollout(model, gym, batch, gen):
     """agentrl.RolloutBatch: all episodes advance together; each model step samples one token per unfinished
-    episode; a call ends at </call> or MAX_CALL_TOKENS tokens and its observation is queued as a prefill."""
+    episode; a call ends at </call> or MAX_CALL_TOKENS tokens and its observation is queued as a prefill.
+    Returns the episodes, the number of model steps, and the token positions the steps executed (rows x the
+    longest queue: every row runs, finished ones included) and needed (tokens fed)."""
     episodes = [Episode(gym, task, rename) for task, rename in batch]
     B = len(episodes)
     caches = [(torch.zeros(B, H, MAXLEN, DH), torch.zeros(B, H, MAXLEN, DH)) for _ in range(L)]
     lens, queues = [0] * B, [list(e.ids) for e in episodes]
     fed = [len(e.ids) for e in episodes]
     calls, call_logp = [[] for _ in range(B)], [[] for _ in range(B)]
-    steps = 0
+    steps = executed = needed = 0
     while any(not e.done for e in episodes):
+        executed += B * max(len(q) for q in queues)
+        needed += sum(len(q) for q in queues)
         logits = model.decode(queues, lens, caches)
         steps += 1
         active = [b for b, e in enumerate(episodes) if not e.done]
@@ -207,7 +302,7 @@ def rollout(model, gym, batch, gen):
                 continue
             queues[b].append(tok)
             fed[b] += 1
-    return episodes, steps
+    return episodes, steps, executed, needed
 
 
 def advantages(rewards):
@@ -217,7 +312,9 @@ def advantages(rewards):
 
 
 def update(model, opt, episodes, pad):
-    """agentrl.Collate + RLUpdate with the defaults: one token_mean PPO-clip Adam step on the whole batch."""
+    """agentrl.Collate + RLUpdate with the defaults: one token_mean PPO-clip Adam step on the whole batch.
+    Returns the loss and the token positions the step executed (rows x length) and needed (per episode, up to
+    its last policy token: the last position the loss reads is the one before it)."""
     B, T = len(episodes), max(len(e.ids) for e in episodes)
     ids = torch.full((B, T), pad, dtype=torch.long)
     mask, old_logp = torch.zeros(B, T - 1), torch.zeros(B, T - 1)
@@ -235,7 +332,8 @@ def update(model, opt, episodes, pad):
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), MAX_GRAD_NORM)
     opt.step()
-    return loss.item()
+    needed = sum(max(i for i, p in enumerate(e.policy) if p) for e in episodes)
+    return loss.item(), B * T, needed
 
 
 def sample_batch(gym, rnd):
@@ -249,18 +347,35 @@ def sample_batch(gym, rnd):
 
 
 def main():
-    gym = Gym(sys.argv[1])
-    steps = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    ap = argparse.ArgumentParser(description="One GRPO step of agentrl in PyTorch (see the module's doc).")
+    ap.add_argument("gym", help="the gym dumped by go run ./internal/pytorchref/dumpgym")
+    ap.add_argument("steps", type=int, nargs="?", default=5, help="timed steps after the warm-up step (0: only the logits check)")
+    ap.add_argument("--policy", help="start from this TinyAgent stream (dumpgym -policy) instead of a fresh model")
+    ap.add_argument("--logits", help="first check the model's logits against Go's (dumpgym -logits)")
+    args = ap.parse_args()
+    gym, steps = Gym(args.gym), args.steps
     torch.manual_seed(1)
     model = Agent(len(gym.itos))
+    if args.policy:
+        load_tinyagent(model, args.policy)
+    if args.logits:
+        diff, top, positions = check_logits(model, args.logits)
+        print(f"LOGITS max_abs_diff={diff:.3g} max_abs_logit={top:.3g} positions={positions}")
+        if not diff <= LOGITS_TOLERANCE:
+            print(f"grpo_bench.py: logits differ from Go's by {diff:.3g} > {LOGITS_TOLERANCE:g}", file=sys.stderr)
+            sys.exit(1)
+    if steps == 0:
+        return
     opt = torch.optim.Adam(model.parameters(), lr=LR)
     rnd, gen = random.Random(0), torch.Generator().manual_seed(0)
-    totals = dict(sample_s=0.0, update_s=0.0, sample_cpu_s=0.0, update_cpu_s=0.0, tokens=0, episodes=0, decode_steps=0)
+    keys = ("sample_s", "update_s", "sample_cpu_s", "update_cpu_s", "tokens", "decode_steps", "sample_executed",
+            "sample_needed", "update_executed", "update_needed")
+    totals = dict.fromkeys(keys + ("episodes",), 0.0)
     for step in range(steps + 1):  # step 0 is the warm-up
         t0, c0 = time.perf_counter(), time.process_time()
-        episodes, dsteps = rollout(model, gym, sample_batch(gym, rnd), gen)
+        episodes, dsteps, s_exec, s_need = rollout(model, gym, sample_batch(gym, rnd), gen)
         t1, c1 = time.perf_counter(), time.process_time()
-        loss = update(model, opt, episodes, gym.sp["pad"])
+        loss, u_exec, u_need = update(model, opt, episodes, gym.sp["pad"])
         t2, c2 = time.perf_counter(), time.process_time()
         tokens = sum(len(e.ids) for e in episodes)
         print(f"step {step}{' (warm-up)' if step == 0 else ''}: sample {t1 - t0:.3f}s (cpu {c1 - c0:.3f}s) "
@@ -270,9 +385,10 @@ def main():
             continue
         for k, v in (("sample_s", t1 - t0), ("update_s", t2 - t1), ("sample_cpu_s", c1 - c0),
                      ("update_cpu_s", c2 - c1), ("tokens", tokens), ("episodes", len(episodes)),
-                     ("decode_steps", dsteps)):
+                     ("decode_steps", dsteps), ("sample_executed", s_exec), ("sample_needed", s_need),
+                     ("update_executed", u_exec), ("update_needed", u_need)):
             totals[k] += v
-    out = {k: totals[k] / steps for k in ("sample_s", "update_s", "sample_cpu_s", "update_cpu_s", "tokens", "decode_steps")}
+    out = {k: totals[k] / steps for k in keys}
     out["tokens_per_episode"] = totals["tokens"] / totals["episodes"]
     print("RESULT " + " ".join(f"{k}={v:.4f}" for k, v in out.items()))
 

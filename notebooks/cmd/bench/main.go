@@ -2,8 +2,9 @@
 // from an empty result store (cold) and again with every result stored (warm), per notebook, and where the cold
 // chapter's time went (its stored results computed, by kind); the share of a default 40-step GRPO run that goes to
 // compiling graphs, with the compiled-graph cache off and on, and the token positions its sampling executed against
-// those it needed (Decoder padding); and, where PyTorch is installed, a GRPO step against
-// PyTorch on the XLA and the pure-Go backends (internal/pytorchref/grpo_compare.sh).
+// those it needed (Decoder padding); and, where PyTorch is installed, a GRPO step of the chapter's workload (from its
+// RL base agent) against PyTorch on the XLA backend with its defaults and with the split decoder and packed updates,
+// and on the pure-Go backend (internal/pytorchref/grpo_compare.sh).
 // The notebooks execute into a temporary folder with a temporary result store: the committed notebooks and the
 // user's store are not touched.
 //
@@ -40,7 +41,7 @@ func main() {
 
 Measures, in one run: the chapter (or -sections) executed through Jupyter from an empty result store and again with
 every result stored, per notebook; the share of a default 40-step GRPO run spent on its graphs' first calls
-(compilation), with the compiled-graph cache off and on, and its sampling's executed/needed token positions; and a GRPO step against PyTorch on both backends, where
+(compilation), with the compiled-graph cache off and on, and its sampling's executed/needed token positions; and a GRPO step of the chapter's workload against PyTorch on both backends, where
 Debian's python3-torch is installed. Nothing committed and nothing in the user's store is touched.
 
 Flags:
@@ -204,7 +205,9 @@ func chapterBase() (*ch12.Chapter, *gomlxmodel.Model, error) {
 // ratio is executed/needed token positions (needed at least 1).
 func ratio(executed, needed int64) float64 { return float64(executed) / float64(max(needed, 1)) }
 
-// torchRatios runs grpo_compare.sh on both backends and prints its ratio lines, or says why it cannot.
+// torchRatios runs grpo_compare.sh on both backends, on XLA also with the split decoder and packed updates
+// (gomlxmodel.SetDecoderSchedule, SetUpdatePacking), and prints its tables, or says why it cannot. The base agent
+// is the one the notebooks stored.
 func torchRatios(ctx context.Context) error {
 	const python = "/usr/bin/python3"
 	if err := exec.CommandContext(ctx, python, "-c", "import torch").Run(); err != nil {
@@ -212,17 +215,19 @@ func torchRatios(ctx context.Context) error {
 			" (apt-get install python3-torch, then run this again)")
 		return nil
 	}
-	for _, backend := range []string{"xla", "go"} {
+	for _, run := range []struct{ name, backend, decoder, packing string }{
+		{"xla", "xla", "auto", "auto"}, {"xla+split+packed", "xla", "split", "packed"}, {"go", "go", "auto", "auto"},
+	} {
 		cmd := exec.CommandContext(ctx, "internal/pytorchref/grpo_compare.sh")
-		cmd.Env = append(os.Environ(), "GOMLX_BACKEND="+backend)
+		cmd.Env = append(os.Environ(), "GOMLX_BACKEND="+run.backend, "DECODER="+run.decoder, "PACKING="+run.packing)
 		cmd.Stderr = os.Stderr
 		out, err := cmd.Output()
 		if err != nil {
-			return fmt.Errorf("grpo_compare.sh on %s: %w", backend, err)
+			return fmt.Errorf("grpo_compare.sh on %s: %w", run.name, err)
 		}
 		sc := bufio.NewScanner(strings.NewReader(string(out)))
-		for sc.Scan() { // its table: seconds per step and the Go/PyTorch ratios of sampling, update and the step
-			fmt.Printf("GRPO step on %-3s | %s\n", backend, sc.Text())
+		for sc.Scan() { // its table: seconds per step, the Go/PyTorch ratios, each side's workload and positions
+			fmt.Printf("GRPO step on %-16s | %s\n", run.name, sc.Text())
 		}
 	}
 	return nil
