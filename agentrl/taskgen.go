@@ -36,6 +36,10 @@ type TaskGen struct {
 	// of its wording and op in its names, its distractor forms and its tests (TaskCheck.HeldoutCopies counts those
 	// that differ in nothing but names).
 	SeenIssues bool
+	// RedrawForms (with Distractors) gives every task as Forms each choice of its distractor sites that its tests
+	// grade alike, so that RandomizeNames writes the program in another of them each episode, as it draws other
+	// names: a policy cannot tell a task by where its distractors are, on either split.
+	RedrawForms bool
 	// StrictVisible re-draws the visible tests (still three) so that every wrong op fails at least one of them.
 	StrictVisible bool
 	// Seed seeds the names, the limits and the tests; 0 is MakeTasks's seed (12).
@@ -57,6 +61,9 @@ func (g TaskGen) String() string {
 	if g.SeenIssues {
 		parts = append(parts, "seen")
 	}
+	if g.RedrawForms {
+		parts = append(parts, "redraw")
+	}
 	if g.StrictVisible {
 		parts = append(parts, "strict")
 	}
@@ -77,6 +84,9 @@ func (g TaskGen) Validate() error {
 	// The hard tasks are a whole number per op in both splits (4 and 2 tasks per op).
 	if h := g.HardShare; h < 0 || h > 1 || 2*h != math.Round(2*h) {
 		return fmt.Errorf("task gen: hard share %g, want 0, 0.5 or 1", h)
+	}
+	if g.RedrawForms && g.Distractors == 0 {
+		return fmt.Errorf("task gen: redrawn forms need distractors (the forms are their choices of sites)")
 	}
 	if g.SeenIssues && !g.SharedIssues {
 		return fmt.Errorf("task gen: seen issues need shared issues (a held-out block takes a training block's wording)")
@@ -214,7 +224,6 @@ func (g TaskGen) task(i int) (Task, error) {
 	if alt[distractCond] == 1 {
 		condForm = 1 + krng.IntN(2)
 	}
-	cond := guardText(x, above, limit, condForm)
 	hard := float64(inSplit) < g.HardShare*float64(perOp)
 	inner, issueTail := "", ""
 	if hard {
@@ -238,27 +247,30 @@ func (g TaskGen) task(i int) (Task, error) {
 		}
 		inner, issueTail = guardText(x, !above, other, innerForm), fmt.Sprintf(" %s %d", odir, other)
 	}
-	loop := fmt.Sprintf("  for %s in %s :", x, list)
-	if alt[distractLoop] == 1 {
-		loop = fmt.Sprintf("  for %s in %s [ 0 : ] :", x, list)
+	// program writes the correct program with the distractor sites alt, the guard in condForm.
+	program := func(alt [numDistractorSites]int, condForm int) string {
+		loop := fmt.Sprintf("  for %s in %s :", x, list)
+		if alt[distractLoop] == 1 {
+			loop = fmt.Sprintf("  for %s in %s [ 0 : ] :", x, list)
+		}
+		ret := fmt.Sprintf("  return %s", acc)
+		if alt[distractReturn] == 1 {
+			ret = fmt.Sprintf("  return 0 + %s", acc)
+		}
+		lines := []string{
+			fmt.Sprintf("def %s ( %s ) :", fn, list),
+			fmt.Sprintf("  %s = 0", acc),
+			loop,
+			fmt.Sprintf("    if %s :", guardText(x, above, limit, condForm)),
+		}
+		body := fmt.Sprintf("      %s = %s + %s", acc, acc, update)
+		if inner != "" {
+			lines = append(lines, fmt.Sprintf("      if %s :", inner))
+			body = "  " + body
+		}
+		return strings.Join(append(lines, body, ret), "\n")
 	}
-	ret := fmt.Sprintf("  return %s", acc)
-	if alt[distractReturn] == 1 {
-		ret = fmt.Sprintf("  return 0 + %s", acc)
-	}
-	lines := []string{
-		fmt.Sprintf("def %s ( %s ) :", fn, list),
-		fmt.Sprintf("  %s = 0", acc),
-		loop,
-		fmt.Sprintf("    if %s :", cond),
-	}
-	body := fmt.Sprintf("      %s = %s + %s", acc, acc, update)
-	if inner != "" {
-		lines = append(lines, fmt.Sprintf("      if %s :", inner))
-		body = "  " + body
-	}
-	lines = append(lines, body, ret)
-	correct := strings.Join(lines, "\n")
+	correct := program(alt, condForm)
 	buggy, err := ApplyOp(correct, repairOps[op])
 	if err != nil {
 		return Task{}, fmt.Errorf("task %s: %v", name, err) // programmer error: every generated program has every site
@@ -292,7 +304,7 @@ func (g TaskGen) task(i int) (Task, error) {
 			return Task{}, fmt.Errorf("task %s: visible: %v", name, err)
 		}
 	}
-	return Task{
+	task := Task{
 		Name:    name,
 		Issue:   fmt.Sprintf("%s should %s %s %s %d%s", fn, k.verb, k.noun, dir, limit, issueTail),
 		Source:  buggy,
@@ -300,7 +312,67 @@ func (g TaskGen) task(i int) (Task, error) {
 		Kind:    k.kind,
 		Hidden:  hidden,
 		Visible: visible,
-	}, nil
+	}
+	if g.RedrawForms && g.Distractors > 0 {
+		if task.Forms, err = forms(task, g.Distractors, program); err != nil {
+			return Task{}, err
+		}
+	}
+	return task, nil
+}
+
+// forms is Task.Forms for RedrawForms: task's program with each choice of d distractor sites (and both alternative
+// guards where the guard is one) that keeps what the task's tests decide: the bug fails a hidden test, its op
+// repairs it, every other op fails a hidden test and, where the task's visible tests catch every wrong op, they
+// still do. task.Source is one of them.
+func forms(task Task, d int, program func(alt [numDistractorSites]int, condForm int) string) ([]string, error) {
+	catchesAll := func(src string, cases []Case) bool {
+		for _, o := range repairOps {
+			if o == task.Op {
+				continue
+			}
+			wrong, err := ApplyOp(src, o)
+			if err != nil || Passes(wrong, cases) == len(cases) {
+				return false
+			}
+		}
+		return true
+	}
+	strict := catchesAll(task.Source, task.Visible)
+	var out []string
+	for mask := range 1 << numDistractorSites {
+		var alt [numDistractorSites]int
+		n := 0
+		for s := range alt {
+			alt[s] = mask >> s & 1
+			n += alt[s]
+		}
+		if n != d {
+			continue
+		}
+		guards := []int{0}
+		if alt[distractCond] == 1 {
+			guards = []int{1, 2}
+		}
+		for _, cf := range guards {
+			buggy, err := ApplyOp(program(alt, cf), task.Op)
+			if err != nil {
+				return nil, err
+			}
+			fixed, err := ApplyOp(buggy, task.Op)
+			if err != nil {
+				return nil, err
+			}
+			if Passes(buggy, task.Hidden) < len(task.Hidden) && Passes(fixed, task.Hidden) == len(task.Hidden) &&
+				catchesAll(buggy, task.Hidden) && (!strict || catchesAll(buggy, task.Visible)) {
+				out = append(out, buggy)
+			}
+		}
+	}
+	if !slices.Contains(out, task.Source) {
+		return nil, fmt.Errorf("task %s: its own source is not among its forms", task.Name)
+	}
+	return out, nil
 }
 
 // randomInput is one random test input: 1 to 5 integers in 0..9.

@@ -24,6 +24,8 @@ type TaskCheck struct {
 	// determines the op by majority: the sum over wordings of the count of the wording's most common op, over 20.
 	// 0.2 is the floor when every wording meets every op equally often.
 	Memorized float64
+	// Forms is the mean number of forms per task (TaskGen.RedrawForms; 1 without).
+	Forms float64
 	// Wordings is the number of distinct training issue wordings.
 	Wordings int
 	// HeldoutCopies is the number of held-out tasks whose source is a training task's up to its identifiers (the
@@ -96,7 +98,24 @@ func CheckTasks(g TaskGen, opt CheckOptions) (TaskCheck, error) {
 		}
 	}
 	rng := NewRNG(opt.Seed)
+	// Every form of a task (TaskGen.RedrawForms) is checked as the task is; the visible misses count the tasks.
+	type written struct {
+		Task
+		form bool // another form of a task of all
+	}
+	var writings []written
 	for _, t := range all {
+		writings = append(writings, written{Task: t})
+		for _, f := range t.Forms {
+			if f != t.Source {
+				v := t
+				v.Source, v.Forms = f, nil
+				writings = append(writings, written{Task: v, form: true})
+			}
+		}
+	}
+	for _, w := range writings {
+		t, form := w.Task, w.form
 		if strings.Contains(t.Issue, "\n") {
 			bad("%s: issue has a newline", t.Name)
 		}
@@ -119,9 +138,13 @@ func CheckTasks(g TaskGen, opt CheckOptions) (TaskCheck, error) {
 				bad("%s (%s): after %s hidden pass = %v", t.Name, t.Op, op, hidden)
 			}
 			if op != t.Op {
-				c.WrongOps++
+				if !form {
+					c.WrongOps++
+				}
 				if Passes(src, t.Visible) == len(t.Visible) {
-					c.Misses++
+					if !form {
+						c.Misses++
+					}
 					if g.StrictVisible {
 						bad("%s (%s): %s passes the visible tests", t.Name, t.Op, op)
 					}
@@ -158,6 +181,7 @@ func CheckTasks(g TaskGen, opt CheckOptions) (TaskCheck, error) {
 		c.Bigram = ProbeAccuracy(train, heldout, Bigrams, opt.Renamings, NewRNG(opt.Seed+2))
 	}
 	c.Memorized, c.Wordings = IssueMemorization(train)
+	c.Forms = float64(len(writings)) / float64(len(all))
 	trainShapes := map[string]bool{}
 	for _, t := range train {
 		trainShapes[sourceShape(t.Source)] = true

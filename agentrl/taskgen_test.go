@@ -275,3 +275,47 @@ func TestTaskGenSeenIssues(t *testing.T) {
 		t.Error("SeenIssues without SharedIssues: no error")
 	}
 }
+
+// RedrawForms gives each task the writings of its distractor sites that its tests grade alike, CheckTasks holds
+// every one of them to the chapter's invariants, and RandomizeNames writes an episode in one of them; without
+// Forms, RandomizeNames draws as before (one permutation of the pool).
+func TestTaskGenRedrawForms(t *testing.T) {
+	for _, d := range []int{1, 2, 3} {
+		g := TaskGen{Distractors: d, HardShare: 0.5, SharedIssues: true, SeenIssues: true, StrictVisible: true, RedrawForms: true}
+		c, err := CheckTasks(g, CheckOptions{SkipProbes: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.OK() || c.Forms < 2 {
+			t.Errorf("%s: forms %.1f per task, violations %v", g, c.Forms, c.Violations)
+		}
+	}
+	tasks, err := TaskGen{Distractors: 2, RedrawForms: true}.Make(SplitTrain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := tasks[3]
+	seen := map[string]bool{}
+	rng := NewRNG(1)
+	for range 200 {
+		v := RandomizeNames(task, rng)
+		seen[sourceShape(v.Source)] = true
+		if op, err := InferOp(v.Source); err != nil || op != task.Op {
+			t.Fatalf("InferOp(%q) = %q, %v; want %s", v.Source, op, err, task.Op)
+		}
+	}
+	if len(seen) != len(task.Forms) {
+		t.Errorf("200 episodes wrote %d forms of %d", len(seen), len(task.Forms))
+	}
+	plain := task
+	plain.Forms = nil
+	a, b := NewRNG(5), NewRNG(5)
+	RandomizeNames(plain, a)
+	b.Perm(len(namePool))
+	if a.Uint64() != b.Uint64() {
+		t.Error("RandomizeNames of a task without forms draws other than one permutation of the pool")
+	}
+	if err := (TaskGen{RedrawForms: true}).Validate(); err == nil {
+		t.Error("RedrawForms without distractors: no error")
+	}
+}

@@ -23,6 +23,9 @@ type Task struct {
 	Kind    string // what the program computes: "count", "sum", "squares" or "doubles"
 	Visible []Case // what the test tool runs and reports as "passed k of n"
 	Hidden  []Case // what decides the verdict on submit
+	// Forms, when not empty, are other writings of Source that the tests grade alike (TaskGen.RedrawForms):
+	// RandomizeNames writes each episode's program in one of them. The chapter's tasks have none.
+	Forms []string `json:",omitempty"`
 }
 
 // Splits of MakeTasks.
@@ -90,8 +93,12 @@ func identifiers(source string) []string {
 // RandomizeNames is arl.randomize_names: a copy of t whose identifiers (function, parameter, loop variable,
 // accumulator) are replaced by distinct names drawn from the pool with rng, consistently in Source and Issue (also
 // the source a SingleTurn issue embeds). It draws one permutation of the pool from rng, the same number of
-// values whatever the task.
+// values whatever the task; a task with Forms first draws which of them is the episode's Source (a SingleTurn
+// issue keeps the form it embeds).
 func RandomizeNames(t Task, rng *rand.Rand) Task {
+	if len(t.Forms) > 0 {
+		t.Source = t.Forms[rng.IntN(len(t.Forms))]
+	}
 	ids := identifiers(t.Source)
 	perm := rng.Perm(len(namePool))
 	rename := make(map[string]string, len(ids))

@@ -23,6 +23,7 @@ func main() {
 	flag.Float64Var(&g.HardShare, "hard", 0, "share of hard (two-guard) tasks: 0, 0.5 or 1")
 	flag.BoolVar(&g.SharedIssues, "shared", false, "issue wordings shared by the five ops of a block")
 	flag.BoolVar(&g.SeenIssues, "seen", false, "held-out blocks take training blocks' wordings (with -shared)")
+	flag.BoolVar(&g.RedrawForms, "redraw", false, "every episode writes the task in another choice of its distractor sites (with -d)")
 	flag.BoolVar(&g.StrictVisible, "strict", false, "visible tests that catch every wrong op")
 	flag.Uint64Var(&g.Seed, "seed", 0, "generator seed (0: MakeTasks's)")
 	renamings := flag.Int("renamings", 50, "renamings of each task for the probes")
@@ -59,7 +60,7 @@ func main() {
 	}
 }
 
-const header = "setting                          | blind ho  tr  | bow   bigram | memo (wordings) | copies | misses  | src tok mean max | episode | vocab | ok"
+const header = "setting                          | blind ho  tr  | bow   bigram | memo (wordings) | copies | forms | misses  | src tok mean max | episode | vocab | ok"
 
 // Row formats one generator's checks as a line of the table.
 func Row(c agentrl.TaskCheck) string {
@@ -74,8 +75,8 @@ func Row(c agentrl.TaskCheck) string {
 	if !c.OK() {
 		ok = fmt.Sprintf("NO (%d)", len(c.Violations))
 	}
-	return fmt.Sprintf("%-32s | %.3f %.3f   | %.3f %.3f  | %.2f (%2d)       | %2d     | %3d/%3d | %6.1f %3d       | %6.1f  | %-5s | %s",
-		c.Gen, c.BlindHeldout, c.BlindTrain, c.BoW, c.Bigram, c.Memorized, c.Wordings, c.HeldoutCopies, c.Misses, c.WrongOps,
+	return fmt.Sprintf("%-32s | %.3f %.3f   | %.3f %.3f  | %.2f (%2d)       | %2d     | %5.1f | %3d/%3d | %6.1f %3d       | %6.1f  | %-5s | %s",
+		c.Gen, c.BlindHeldout, c.BlindTrain, c.BoW, c.Bigram, c.Memorized, c.Wordings, c.HeldoutCopies, c.Forms, c.Misses, c.WrongOps,
 		c.MeanTokens, c.MaxTokens, c.MeanEpisode, vocab, ok)
 }
 

@@ -49,6 +49,11 @@ var taskSettings = map[string]struct {
 		g.SeenIssues = x
 		return err
 	}},
+	"redraw-forms": {"every episode writes the task in another choice of its distractor sites: true or false (TaskGen.RedrawForms)", func(g *agentrl.TaskGen, v string) error {
+		x, err := strconv.ParseBool(v)
+		g.RedrawForms = x
+		return err
+	}},
 	"strict-visible": {"visible tests that catch every wrong op: true or false (TaskGen.StrictVisible)", func(g *agentrl.TaskGen, v string) error {
 		x, err := strconv.ParseBool(v)
 		g.StrictVisible = x
