@@ -39,6 +39,7 @@ import (
 	"strings"
 
 	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/gomlxmodel"
 	"github.com/agentrl-go/agentrl/internal/recipe"
 )
 
@@ -72,6 +73,8 @@ Flags:
 	flag.IntVar(&rl.Minibatches, "minibatches", rl.Minibatches, "minibatches per RL update (agentrl.RLConfig.Minibatches)")
 	flag.IntVar(&rl.Epochs, "epochs", rl.Epochs, "passes over each batch (agentrl.RLConfig.Epochs)")
 	flag.Float64Var(&rl.KLCoef, "kl", rl.KLCoef, "KL penalty towards the base agent (agentrl.RLConfig.KLCoef)")
+	split := flag.Bool("split", false, "sample with the split decoder (gomlxmodel.ScheduleSplit; on XLA another realization, as cmd/calibrate -split)")
+	var gen agentrl.TaskGen
 	candidate := flag.String("candidate", "", "a candidate of cmd/calibrate's search: key=value settings of the base agent, the gym and the RL update, e.g. \"obs=terse late-submit=0.2\" (instead of the other base-agent and RL flags)")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -95,7 +98,7 @@ Flags:
 	if *candidate != "" {
 		var others []string
 		flag.Visit(func(f *flag.Flag) {
-			if f.Name != "candidate" && f.Name != "seeds" && f.Name != "sampling" {
+			if f.Name != "candidate" && f.Name != "seeds" && f.Name != "sampling" && f.Name != "split" {
 				others = append(others, "-"+f.Name)
 			}
 		})
@@ -108,13 +111,16 @@ Flags:
 			fmt.Fprintf(os.Stderr, "seeds: %v\nsettings:\n%s", err, recipe.Keys())
 			os.Exit(2)
 		}
-		base, rl = c.Base, c.RL
+		base, rl, gen = c.Base, c.RL, c.Tasks
 	}
 	if err := errors.Join(rl.Validate(), base.Validate()); err != nil { // before minutes of training
 		fmt.Fprintln(os.Stderr, "seeds:", err)
 		os.Exit(2)
 	}
-	if err := run(base, rl, seeds, sampling); err != nil {
+	if *split {
+		gomlxmodel.SetDecoderSchedule(gomlxmodel.ScheduleSplit)
+	}
+	if err := run(base, rl, gen, seeds, sampling); err != nil {
 		fmt.Fprintln(os.Stderr, "seeds:", err)
 		os.Exit(1)
 	}
