@@ -24,11 +24,14 @@ type Candidate struct {
 	Tasks    agentrl.TaskGen // the task generator (issue #41's knobs); the zero value is the chapter's tasks
 }
 
-// taskSettings are the keys that set the task generator.
-var taskSettings = map[string]struct {
+// taskSetting applies one value to the task generator.
+type taskSetting struct {
 	help  string
 	apply func(g *agentrl.TaskGen, v string) error
-}{
+}
+
+// taskSettings are the keys that set the task generator.
+var taskSettings = map[string]taskSetting{
 	"distractors": {"correct sites written with a bug's tokens, 0 to 3 (TaskGen.Distractors)", func(g *agentrl.TaskGen, v string) error {
 		x, err := strconv.Atoi(v)
 		g.Distractors = x
@@ -39,31 +42,24 @@ var taskSettings = map[string]struct {
 		g.HardShare = x
 		return err
 	}},
-	"shared-issues": {"one wording for each block of five tasks: true or false (TaskGen.SharedIssues)", func(g *agentrl.TaskGen, v string) error {
-		x, err := strconv.ParseBool(v)
-		g.SharedIssues = x
-		return err
-	}},
-	"seen-issues": {"held-out blocks worded as training blocks (with shared-issues): true or false (TaskGen.SeenIssues)", func(g *agentrl.TaskGen, v string) error {
-		x, err := strconv.ParseBool(v)
-		g.SeenIssues = x
-		return err
-	}},
-	"redraw-forms": {"every episode writes the task in another choice of its distractor sites: true or false (TaskGen.RedrawForms)", func(g *agentrl.TaskGen, v string) error {
-		x, err := strconv.ParseBool(v)
-		g.RedrawForms = x
-		return err
-	}},
-	"strict-visible": {"visible tests that catch every wrong op: true or false (TaskGen.StrictVisible)", func(g *agentrl.TaskGen, v string) error {
-		x, err := strconv.ParseBool(v)
-		g.StrictVisible = x
-		return err
-	}},
+	"shared-issues":  taskBool("one wording for each block of five tasks: true or false (TaskGen.SharedIssues)", func(g *agentrl.TaskGen) *bool { return &g.SharedIssues }),
+	"seen-issues":    taskBool("held-out blocks worded as training blocks (with shared-issues): true or false (TaskGen.SeenIssues)", func(g *agentrl.TaskGen) *bool { return &g.SeenIssues }),
+	"redraw-forms":   taskBool("every episode writes the task in another choice of its distractor sites: true or false (TaskGen.RedrawForms)", func(g *agentrl.TaskGen) *bool { return &g.RedrawForms }),
+	"strict-visible": taskBool("visible tests that catch every wrong op: true or false (TaskGen.StrictVisible)", func(g *agentrl.TaskGen) *bool { return &g.StrictVisible }),
 	"task-seed": {"seed of the tasks' names, limits and tests; 0 is the chapter's (TaskGen.Seed)", func(g *agentrl.TaskGen, v string) error {
 		x, err := strconv.ParseUint(v, 10, 64)
 		g.Seed = x
 		return err
 	}},
+}
+
+// taskBool is a task setting of a boolean knob, written true or false.
+func taskBool(help string, knob func(g *agentrl.TaskGen) *bool) taskSetting {
+	return taskSetting{help, func(g *agentrl.TaskGen, v string) error {
+		x, err := strconv.ParseBool(v)
+		*knob(g) = x
+		return err
+	}}
 }
 
 // setting applies one value to the configurations.
