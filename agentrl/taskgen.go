@@ -313,7 +313,7 @@ func (g TaskGen) task(i int) (Task, error) {
 		Hidden:  hidden,
 		Visible: visible,
 	}
-	if g.RedrawForms && g.Distractors > 0 {
+	if g.RedrawForms { // Validate: with distractors
 		if task.Forms, err = forms(task, g.Distractors, program); err != nil {
 			return Task{}, err
 		}

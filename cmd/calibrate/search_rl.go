@@ -47,9 +47,10 @@ func rlStage(l lab, cands []recipe.Candidate) error {
 		never.Reward.WrongSubmit = -1
 		dear.Reward.StepPenalty = 0.3
 		short.MaxTurns = 3
-		var runs [5]*agentrl.Run
-		var held [5]agentrl.Stats
-		for k, cfg := range []agentrl.RLConfig{c.RL, cheap, never, dear, short} {
+		cfgs := [...]agentrl.RLConfig{c.RL, cheap, never, dear, short}
+		var runs [len(cfgs)]*agentrl.Run
+		var held [len(cfgs)]agentrl.Stats
+		for k, cfg := range cfgs {
 			if runs[k], err = ch.Run(cfg); err != nil {
 				return fmt.Errorf("candidate %s: %w", c.Name, err)
 			}
@@ -64,7 +65,7 @@ func rlStage(l lab, cands []recipe.Candidate) error {
 		onTrain.HeldOutTasks = ch.Train
 		var train [2]agentrl.Stats
 		for k := range train {
-			if train[k], err = onTrain.HeldOut(runs[k].Policy, []agentrl.RLConfig{c.RL, cheap}[k]); err != nil {
+			if train[k], err = onTrain.HeldOut(runs[k].Policy, cfgs[k]); err != nil {
 				return fmt.Errorf("candidate %s: %w", c.Name, err)
 			}
 		}
