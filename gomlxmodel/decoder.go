@@ -16,8 +16,8 @@ import (
 // TimeBucket (Step says why it is not allocated at once). How a Step groups rows into executions is
 // its schedule (DecoderSchedule): on XLA one graph over all rows, the number of tokens per row padded
 // to 1, 4, 16, 64 or 256 (stepBucket); on the pure-Go backend the rows with one queued token run apart
-// from those that prefill, which run in groups of the same power-of-two token bucket (splitBucket). B
-// is bucketed as in Logits. A Decoder is not safe for concurrent use; it reads the model's current
+// from those that prefill, which run in groups of the same token bucket (splitBucket). B is bucketed as
+// in Logits. A Decoder is not safe for concurrent use; it reads the model's current
 // weights at each Step. Close frees its caches once it is no longer needed.
 type Decoder struct {
 	m      *Model
@@ -36,6 +36,8 @@ type Decoder struct {
 	// prefilling rows in one execution padded to the longest queue, split from the decoding rows only
 	// when they are at most half the rows.
 	legacy bool
+	// buckets are the split's token buckets on this backend (splitPow2 or splitLadder).
+	buckets []int
 	// executed and needed count token positions: rows × token slots of every execution, and the
 	// tokens fed (Positions).
 	executed, needed int
@@ -52,8 +54,8 @@ const (
 	// SchedulePadded runs one graph per Step over all B rows, each padded to the longest queue.
 	SchedulePadded
 	// ScheduleSplit runs the rows with one queued token in one execution of one token slot per row,
-	// and the rows that prefill in one execution per token bucket (1, 4, 8, ..., 256), leaving out rows
-	// with nothing queued. On XLA its logits differ from SchedulePadded's in the last bits (XLA's CPU
+	// and the rows that prefill in one execution per token bucket (splitBucket: 4, 8, 16, ..., 256 on
+	// pure Go, with 12, 24, 48, ... between them on XLA), leaving out rows with nothing queued. On XLA its logits differ from SchedulePadded's in the last bits (XLA's CPU
 	// code for a graph depends on its shapes; see TestDecoderScheduleBits).
 	ScheduleSplit
 	// ScheduleLegacy is the schedule of earlier releases: on XLA SchedulePadded, on pure Go a split only
@@ -101,6 +103,10 @@ func (m *Model) NewDecoder(B int) (*Decoder, error) {
 	}
 	d := &Decoder{m: m, nRows: B, bp: bucketB(B), lens: make([]int, B), queue: make([][]int32, B)}
 	d.splitPrefill = splitDecode()
+	d.buckets = splitLadder
+	if pureGoBackend() {
+		d.buckets = splitPow2
+	}
 	d.legacy = DecoderSchedule(decoderSchedule.Load()) == ScheduleLegacy
 	if err := d.grow(min(TimeBucket, m.st.cfg.MaxLen)); err != nil {
 		return nil, err
@@ -229,15 +235,25 @@ func stepBucket(n, maxLen int) int {
 	return n
 }
 
-// splitBucket pads the queue of a prefilling row under ScheduleSplit to a power of two (1, 2 and 3
-// tokens to 4), capped at maxLen; above 256 it returns n itself, as stepBucket does. On the pure-Go
-// backend a row's logits and keys are the same, bit for bit, in every power-of-two bucket that holds
-// its queue (TestDecoderScheduleBits), so these finer buckets keep the bits of stepBucket's.
-func splitBucket(n, maxLen int) int {
-	if n > 256 {
-		return n
+// Token buckets of ScheduleSplit's prefills. On the pure-Go backend they are powers of two (1, 2 and 3 tokens to
+// 4), where a row's logits and keys are the same, bit for bit, in every power-of-two bucket that holds its queue
+// (TestDecoderScheduleBits: other sizes change the last bits), so they keep stepBucket's bits. On XLA, whose code
+// depends on the shapes anyway, the midpoints from 8 on are buckets too (12, 24, 48, ...): a queue is padded by at
+// most half its length, with at most 12 token shapes up to 256.
+var (
+	splitPow2   = []int{4, 8, 16, 32, 64, 128, 256}
+	splitLadder = []int{4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256}
+)
+
+// splitBucket pads a prefilling row's queue of n tokens to the next of buckets, capped at maxLen; above the last
+// bucket it returns n itself, as stepBucket does.
+func splitBucket(n, maxLen int, buckets []int) int {
+	for _, b := range buckets {
+		if n <= b {
+			return min(b, maxLen)
+		}
 	}
-	return min(pow2(max(n, 4)), maxLen)
+	return n
 }
 
 // Step runs every queued token and returns logits [B·V]: for each row, the logits after its last
@@ -293,11 +309,11 @@ func (d *Decoder) Step() ([]float32, error) {
 		for len(prefill) > 0 {
 			nb := cfg.MaxLen + 257
 			for _, b := range prefill {
-				nb = min(nb, splitBucket(len(d.queue[b]), cfg.MaxLen))
+				nb = min(nb, splitBucket(len(d.queue[b]), cfg.MaxLen, d.buckets))
 			}
 			var group, rest []int
 			for _, b := range prefill {
-				if splitBucket(len(d.queue[b]), cfg.MaxLen) == nb {
+				if splitBucket(len(d.queue[b]), cfg.MaxLen, d.buckets) == nb {
 					group = append(group, b)
 				} else {
 					rest = append(rest, b)

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
@@ -47,18 +48,63 @@ func getExec(cfg Config, kind string, build func(inputs []*graph.Node) []*graph.
 }
 
 // run executes e on the arguments and wraps its error. A call that meets a new combination of executor
-// and argument shapes is one where GoMLX compiles; its time goes to CompileStats.
+// and argument shapes is one where GoMLX compiles; its time goes to CompileStats. When that makes more
+// than MaxLiveGraphs compiled graphs, run releases them all after the call (releaseGraphs).
 func run(e *graph.Exec, kind string, args []any) ([]*tensors.Tensor, error) {
-	first := compiles.firstCall(e, args)
+	live.RLock()
+	first, count := compiles.firstCall(e, args)
 	start := time.Now()
 	out, err := execUnlocked(e, args)
 	if first {
 		compiles.add(kind, time.Since(start))
 	}
+	live.RUnlock()
+	if limit := int(maxLiveGraphs.Load()); first && limit > 0 && count > limit {
+		releaseGraphs()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("gomlxmodel: %s: %w", kind, err)
 	}
 	return out, nil
+}
+
+// MaxLiveGraphs is the default bound on the compiled graphs a process keeps (SetMaxLiveGraphs). Every
+// executable that XLA's CPU plugin compiles or loads keeps its machine code in memory mappings of its own
+// (about 60), and Linux allows a process 65,530 mappings by default: a long process that meets ever new
+// shapes (many runs of different configurations, each with the split decoder's buckets) would otherwise
+// fail in LLVM with "Cannot allocate memory" after about a thousand graphs.
+const MaxLiveGraphs = 256
+
+var (
+	maxLiveGraphs atomic.Int64
+	// live is held for reading by every execution and for writing while releaseGraphs finalizes graphs.
+	live sync.RWMutex
+)
+
+func init() { maxLiveGraphs.Store(MaxLiveGraphs) }
+
+// SetMaxLiveGraphs bounds the compiled graphs the process keeps (0 or less: no bound) and returns the
+// previous bound. Once a call compiles a graph beyond the bound, every executor's graphs are released
+// (finalized) after that call, and later calls compile their shapes again: from the executable cache
+// on XLA (xlacache), so a release costs loads, not compilations. Results are unchanged: a graph
+// compiled again is the same program.
+func SetMaxLiveGraphs(n int) int { return int(maxLiveGraphs.Swap(int64(n))) }
+
+// releaseGraphs finalizes the compiled graphs of every executor, once no execution is running. The
+// executors stay usable: GoMLX's Exec.Finalize (v0.26) empties an executor's cache of graphs, and its
+// next call builds the graph for its shapes again (TestReleaseGraphs).
+func releaseGraphs() {
+	live.Lock()
+	defer live.Unlock()
+	execMu.Lock()
+	defer execMu.Unlock()
+	for _, e := range execs {
+		e.Finalize()
+	}
+	compiles.mu.Lock()
+	defer compiles.mu.Unlock()
+	clear(compiles.seen)
+	compiles.releases++
 }
 
 // execUnlocked executes e on a goroutine of its own. The caller may be locked to its OS thread: Go
@@ -85,14 +131,17 @@ func execUnlocked(e *graph.Exec, args []any) (out []*tensors.Tensor, err error) 
 
 // compileLog remembers the argument shapes each executor has run with.
 type compileLog struct {
-	mu     sync.Mutex
-	seen   map[string]bool
-	byKind map[string]CompileStat
+	mu       sync.Mutex
+	seen     map[string]bool // executor and shapes of the live compiled graphs
+	byKind   map[string]CompileStat
+	releases int // times releaseGraphs ran
 }
 
 var compiles = compileLog{seen: map[string]bool{}, byKind: map[string]CompileStat{}}
 
-func (c *compileLog) firstCall(e *graph.Exec, args []any) bool {
+// firstCall reports whether e meets these argument shapes for the first time since its graphs were last
+// released, and how many executor and shape pairs are live then.
+func (c *compileLog) firstCall(e *graph.Exec, args []any) (first bool, live int) {
 	var sig strings.Builder
 	fmt.Fprintf(&sig, "%p", e)
 	for _, a := range args {
@@ -103,10 +152,10 @@ func (c *compileLog) firstCall(e *graph.Exec, args []any) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.seen[sig.String()] {
-		return false
+		return false, len(c.seen)
 	}
 	c.seen[sig.String()] = true
-	return true
+	return true, len(c.seen)
 }
 
 func (c *compileLog) add(kind string, d time.Duration) {

@@ -1,6 +1,7 @@
 package gomlxmodel
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -53,5 +54,60 @@ func TestScalar(t *testing.T) {
 				t.Errorf("error %v, want one saying %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestReleaseGraphs: past the bound on live graphs, run releases every executor's graphs; the executors
+// still work afterwards, compile the shapes they meet again, and give the same bits.
+func TestReleaseGraphs(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.Vocab = 29 // a configuration of its own: no other test has compiled its graphs
+	m := mustNew(t, cfg, 3)
+	rng := rand.New(rand.NewPCG(3, 4))
+	const T = 7
+	rows := []int{1, 2, 4, 8} // four batch buckets: four graphs
+	ids := make([][]int32, len(rows))
+	want := make([][]float32, len(rows))
+	for i, B := range rows {
+		ids[i] = randomIDs(rng, B*T, cfg.Vocab)
+		var err error
+		if want[i], err = m.Logits(ids[i], B, T); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state := func() (releases, live int) {
+		compiles.mu.Lock()
+		defer compiles.mu.Unlock()
+		return compiles.releases, len(compiles.seen)
+	}
+	prev := SetMaxLiveGraphs(2)
+	defer SetMaxLiveGraphs(prev)
+	r0, _ := state()
+	if _, err := m.Logits(randomIDs(rng, 16*T, cfg.Vocab), 16, T); err != nil { // a fifth shape: over the bound
+		t.Fatal(err)
+	}
+	if r, live := state(); r != r0+1 || live != 0 {
+		t.Fatalf("a new graph beyond the bound: %d releases, %d graphs live; want 1 and 0", r-r0, live)
+	}
+	for round := range 2 {
+		for i, B := range rows {
+			n0, _ := CompileStats()
+			got, err := m.Logits(ids[i], B, T)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n1, _ := CompileStats(); n1 != n0+1 {
+				t.Errorf("round %d, %d rows: compilations %d → %d, want a compilation of the released graph", round, B, n0, n1)
+			}
+			for j := range got {
+				if math.Float32bits(got[j]) != math.Float32bits(want[i][j]) {
+					t.Fatalf("round %d, %d rows: logit %d = %g after a release, %g before", round, B, j, got[j], want[i][j])
+				}
+			}
+		}
+	}
+	// Eight first calls, a release at every third: two more releases, and two graphs live.
+	if r, live := state(); r != r0+3 || live != 2 {
+		t.Errorf("after two rounds of four shapes: %d releases, %d graphs live; want 3 and 2", r-r0, live)
 	}
 }

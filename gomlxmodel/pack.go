@@ -319,7 +319,7 @@ func Numerics() (string, error) {
 	} else {
 		name += "/cpu=" + Processor()
 		if splitDecode() {
-			name += "/split-decode"
+			name += "/split-decode/buckets=pow2+mid"
 		}
 		if id := pluginBuild(); id != "" { // "" for the pinned plugin
 			name += "/plugin=" + id
