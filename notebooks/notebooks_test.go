@@ -195,17 +195,19 @@ func TestNotebooks(t *testing.T) {
 	trackInputs(t, root)
 	san, out := NewSanitizer(root), t.TempDir()
 
-	// The notebooks run side by side, AGENTRL_NOTEBOOK_JOBS (default: one for every core) at once, started in
-	// order, each in a subtest of its own; the result store lets no two compute the same result.
+	// The notebooks run side by side, AGENTRL_NOTEBOOK_JOBS (default: one for every core) at once, the longest
+	// first, each in a subtest of its own; the result store lets no two compute the same result.
 	jobs, err := Jobs()
 	if err != nil {
 		t.Fatal(err)
 	}
+	prior := ReadTimes(TimesFile)
+	selected = LongestFirst(selected, jobs, prior)
 	var mu sync.Mutex // guards executed, resampled and times
 	executed := map[string]*Notebook{}
 	resampled := false // some notebook was computed under other numerics than its committed outputs
 	times := make([]*Timing, len(selected))
-	prog := NewProgress(&lineLogger{t: t}, selected, jobs, ReadTimes(TimesFile))
+	prog := NewProgress(&lineLogger{t: t}, selected, jobs, prior)
 	start := time.Now()
 	defer func() {
 		prog.Close()

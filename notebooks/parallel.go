@@ -1,14 +1,18 @@
 package notebooks
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // JobsEnv names the environment variable that says how many notebooks TestNotebooks (and, without -jobs, the
@@ -76,4 +80,60 @@ func (r *Runner) WithLog(w io.Writer) *Runner {
 	c := *r
 	c.Log = w
 	return &c
+}
+
+// LongestFirst returns paths in the order in which to start them when jobs notebooks run at once: the longest
+// expected first, the rest in their given order among equals (longest-processing-time-first scheduling: the last
+// notebooks to start are short ones, so the slots end close together). In the chapter's order the longest, 12.3,
+// starts third and ends well after the others. A notebook's expected time is its wall time in prior (the last
+// run's, TimesFile) when prior has every notebook's, else the time its committed outputs say its cells spent
+// computing stored results (StoreActivity: a fresh clone's estimate of a cold run); a notebook without one goes
+// first. With one job the order changes nothing but the reading, and paths come back as given.
+func LongestFirst(paths []string, jobs int, prior map[string]time.Duration) []string {
+	out := slices.Clone(paths)
+	if jobs < 2 {
+		return out
+	}
+	est := make(map[string]time.Duration, len(paths))
+	for _, p := range paths {
+		est[p] = prior[filepath.Base(p)]
+	}
+	for _, p := range paths {
+		if est[p] <= 0 {
+			for _, p := range paths {
+				est[p] = committedCompute(p)
+			}
+			break
+		}
+	}
+	slices.SortStableFunc(out, func(a, b string) int {
+		ea, eb := est[a], est[b]
+		if ea <= 0 || eb <= 0 { // unknown first
+			return cmp.Compare(boolInt(ea > 0), boolInt(eb > 0))
+		}
+		return cmp.Compare(eb, ea)
+	})
+	return out
+}
+
+// committedCompute is the time the committed notebook at path says its cells spent computing stored results (0 if
+// it cannot be read or computed nothing).
+func committedCompute(path string) time.Duration {
+	nb, err := Load(path)
+	if err != nil {
+		return 0
+	}
+	computed, _ := StoreActivity(nb)
+	var total time.Duration
+	for _, c := range computed {
+		total += c.Took
+	}
+	return total
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -320,3 +320,47 @@ func TestSideBySide(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// TestLongestFirst: with several jobs the notebooks start longest first by the last run's times when it has every
+// notebook's, else by the compute times their committed outputs record; with one job, in the given order.
+func TestLongestFirst(t *testing.T) {
+	chapter, err := Chapter(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := func(ps []string) []string {
+		out := make([]string, len(ps))
+		for i, p := range ps {
+			out[i] = strings.TrimSuffix(filepath.Base(p), ".ipynb")[:4]
+		}
+		return out
+	}
+	s := time.Second
+	all := map[string]time.Duration{}
+	for i, p := range chapter { // the chapter's order reversed: 12.7 the longest
+		all[filepath.Base(p)] = time.Duration(i+1) * s
+	}
+	partial := map[string]time.Duration{filepath.Base(chapter[0]): 100 * s}
+	committed := slices.Clone(chapter)
+	slices.SortStableFunc(committed, func(a, b string) int { return int(committedCompute(b) - committedCompute(a)) })
+	for _, tc := range []struct {
+		name  string
+		jobs  int
+		prior map[string]time.Duration
+		want  []string
+	}{
+		{"one job keeps the order", 1, all, base(chapter)},
+		{"last run's times", 2, all, []string{"12.7", "12.6", "12.5", "12.4", "12.3", "12.2", "12.1"}},
+		{"a time missing: the committed outputs' compute times", 2, partial, base(committed)},
+		{"no times", 3, nil, base(committed)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := base(LongestFirst(chapter, tc.jobs, tc.prior)); !slices.Equal(got, tc.want) {
+				t.Errorf("LongestFirst = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if c := base(committed); c[0] != "12.3" && c[0] != "12.7" {
+		t.Errorf("by the committed outputs %v: want 12.3 or 12.7, the chapter's longest, first", c)
+	}
+}

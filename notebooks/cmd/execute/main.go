@@ -9,8 +9,8 @@
 //	go run ./notebooks/cmd/execute -report       # only rewrite the report from the committed notebooks
 //	go run ./notebooks/cmd/execute -jobs 3       # three notebooks at once (default: one for every core)
 //
-// The notebooks are started in order, up to -jobs at once ($AGENTRL_NOTEBOOK_JOBS without the flag, else one for
-// every core), each on its own kernel; the result store lets no two compute the same result, so each notebook's
+// The notebooks are started longest first (notebooks.LongestFirst), up to -jobs at once ($AGENTRL_NOTEBOOK_JOBS
+// without the flag, else one for every core), each on its own kernel; the result store lets no two compute the same result, so each notebook's
 // outputs are those it would have one after another. One line on stderr tells the chapter's progress, what is left
 // and about how long (from the times in notebooks/TIMES.run.txt, which the command and the notebook test write).
 //
@@ -47,7 +47,8 @@ func main() {
 Executes the chapter's notebooks (all of notebooks/*.ipynb, or those named by section such as 12.4, by name or by
 path) headless through Jupyter and the GoNB kernel, writes each executed notebook over its file (outputs exactly as
 executed) and prints its wall time, then regenerates notebooks/REPORT.md, the book-vs-run report (not for a
-notebook given by path). Up to -jobs notebooks execute at once, started in order, with one progress line on stderr.
+notebook given by path). Up to -jobs notebooks execute at once, the longest expected started first, with one
+progress line on stderr.
 A notebook whose execution shows a failure is not written; the command exits non-zero then, and when the report
 fails a class 1 or class 3 rule or misses a line. Ctrl-C shuts the running kernels down and writes nothing more.
 
@@ -56,7 +57,7 @@ Flags:
 		flag.PrintDefaults()
 	}
 	reportOnly := flag.Bool("report", false, "execute nothing: rewrite notebooks/REPORT.md from the committed notebooks")
-	jobs := flag.Int("jobs", 0, fmt.Sprintf("how many notebooks to execute at once, started in order (0: $%s, else one "+
+	jobs := flag.Int("jobs", 0, fmt.Sprintf("how many notebooks to execute at once, the longest first (0: $%s, else one "+
 		"for every core: %d here)", notebooks.JobsEnv, notebooks.DefaultJobs()))
 	flag.Parse()
 	if *reportOnly && flag.NArg() > 0 {
@@ -184,7 +185,9 @@ func executeAll(ctx context.Context, root string, paths, chapter []string, jobs 
 	}
 
 	timesFile := filepath.Join(root, "notebooks", notebooks.TimesFile)
-	prog := notebooks.NewProgress(os.Stderr, paths, jobs, notebooks.ReadTimes(timesFile))
+	prior := notebooks.ReadTimes(timesFile)
+	paths = notebooks.LongestFirst(paths, jobs, prior)
+	prog := notebooks.NewProgress(os.Stderr, paths, jobs, prior)
 	start := time.Now()
 	outcomes, err := executeParallel(ctx, paths, jobs, check, prog, os.Stdout, os.Stderr)
 	wall := time.Since(start)
@@ -220,7 +223,7 @@ type outcome struct {
 	written bool              // the executed notebook was saved over the committed one
 }
 
-// executeParallel executes the notebooks at paths with check, up to jobs at once, started in order
+// executeParallel executes the notebooks at paths with check, up to jobs at once, started in the order of paths
 // ([notebooks.ForEach]); each is saved over its file as soon as it ends without failures (see executeOne), whatever
 // the others do. Their logs go to log through prog, prefixed with their sections, and each notebook's lines about
 // its result to out when it ends. The error is a cancelled ctx, which stops the running notebooks (their kernels are
