@@ -17,8 +17,8 @@ import (
 // its schedule (DecoderSchedule): on XLA one graph over all rows, the number of tokens per row padded
 // to 1, 4, 16, 64 or 256 (stepBucket); on the pure-Go backend the rows with one queued token run apart
 // from those that prefill, which run in groups of the same token bucket (splitBucket). B is bucketed as
-// in Logits. A Decoder is not safe for concurrent use; it reads the model's current
-// weights at each Step. Close frees its caches once it is no longer needed.
+// in Logits. A Decoder is not safe for concurrent use; it reads the model's current weights at each
+// Step. Close frees its caches once it is no longer needed.
 type Decoder struct {
 	m      *Model
 	nRows  int               // B, the number of rows (read-only: Rows)
@@ -55,8 +55,9 @@ const (
 	SchedulePadded
 	// ScheduleSplit runs the rows with one queued token in one execution of one token slot per row,
 	// and the rows that prefill in one execution per token bucket (splitBucket: 4, 8, 16, ..., 256 on
-	// pure Go, with 12, 24, 48, ... between them on XLA), leaving out rows with nothing queued. On XLA its logits differ from SchedulePadded's in the last bits (XLA's CPU
-	// code for a graph depends on its shapes; see TestDecoderScheduleBits).
+	// pure Go, with 12, 24, 48, ... between them on XLA), leaving out rows with nothing queued. On XLA
+	// its logits differ from SchedulePadded's in the last bits (XLA's CPU code for a graph depends on its
+	// shapes; see TestDecoderScheduleBits).
 	ScheduleSplit
 	// ScheduleLegacy is the schedule of earlier releases: on XLA SchedulePadded, on pure Go a split only
 	// when at most half the rows prefill, all of them padded to the longest queue. It is kept for

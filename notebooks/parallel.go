@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -94,25 +95,21 @@ func LongestFirst(paths []string, jobs int, prior map[string]time.Duration) []st
 	if jobs < 2 {
 		return out
 	}
-	est := make(map[string]time.Duration, len(paths))
-	for _, p := range paths {
-		est[p] = prior[filepath.Base(p)]
-	}
-	for _, p := range paths {
-		if est[p] <= 0 {
-			for _, p := range paths {
-				est[p] = committedCompute(p)
-			}
-			break
+	est := func(p string) time.Duration { return prior[filepath.Base(p)] }
+	if slices.ContainsFunc(paths, func(p string) bool { return est(p) <= 0 }) {
+		committed := make(map[string]time.Duration, len(paths))
+		for _, p := range paths {
+			committed[p] = committedCompute(p)
 		}
+		est = func(p string) time.Duration { return committed[p] }
 	}
-	slices.SortStableFunc(out, func(a, b string) int {
-		ea, eb := est[a], est[b]
-		if ea <= 0 || eb <= 0 { // unknown first
-			return cmp.Compare(boolInt(ea > 0), boolInt(eb > 0))
+	key := func(p string) time.Duration { // unknown first
+		if d := est(p); d > 0 {
+			return d
 		}
-		return cmp.Compare(eb, ea)
-	})
+		return math.MaxInt64
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return cmp.Compare(key(b), key(a)) })
 	return out
 }
 
@@ -129,11 +126,4 @@ func committedCompute(path string) time.Duration {
 		total += c.Took
 	}
 	return total
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
