@@ -1,9 +1,12 @@
 package gomlxmodel
 
 import (
+	"cmp"
 	"fmt"
 	"sync/atomic"
 
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
@@ -13,7 +16,8 @@ import (
 // (TestDecoderMatchesForward).
 //
 // Shapes are bucketed so decoding never recompiles per step: the cache capacity grows in steps of
-// TimeBucket (Step says why it is not allocated at once). How a Step groups rows into executions is
+// TimeBucket, or in powers of two for the split on XLA (cacheLen; Step says why it is not allocated at
+// once). How a Step groups rows into executions is
 // its schedule (DecoderSchedule): on XLA one graph over all rows, the number of tokens per row padded
 // to 1, 4, 16, 64 or 256 (stepBucket); on the pure-Go backend the rows with one queued token run apart
 // from those that prefill, which run in groups of the same token bucket (splitBucket). B is bucketed as
@@ -38,6 +42,9 @@ type Decoder struct {
 	legacy bool
 	// buckets are the split's token buckets on this backend (splitPow2 or splitLadder).
 	buckets []int
+	// pow2Cache makes the cache capacity a power of two instead of a multiple of TimeBucket (cacheLen):
+	// set for the split on XLA, where every capacity is another shape of each decoding graph.
+	pow2Cache bool
 	// executed and needed count token positions: rows × token slots of every execution, and the
 	// tokens fed (Positions).
 	executed, needed int
@@ -109,6 +116,7 @@ func (m *Model) NewDecoder(B int) (*Decoder, error) {
 		d.buckets = splitPow2
 	}
 	d.legacy = DecoderSchedule(decoderSchedule.Load()) == ScheduleLegacy
+	d.pow2Cache = d.splitPrefill && !d.legacy && !pureGoBackend()
 	if err := d.grow(min(TimeBucket, m.st.cfg.MaxLen)); err != nil {
 		return nil, err
 	}
@@ -129,7 +137,8 @@ func (d *Decoder) Close() {
 
 // grow reallocates the caches with capacity L, keeping their contents. Caches live in buffers shared
 // with the backend where it allows (SimpleGo and XLA on CPU do), so the host writes new entries in
-// place; elsewhere the tensors are copied to the device at each Step.
+// place; elsewhere the tensors are copied to the device at each Step. A new cache is made on the
+// device first and the old contents copied into it there: one buffer and one copy per cache.
 func (d *Decoder) grow(L int) error {
 	cfg := d.m.st.cfg
 	H, dh := cfg.Heads, cfg.DModel/cfg.Heads
@@ -139,36 +148,40 @@ func (d *Decoder) grow(L int) error {
 	}
 	old, oldL := d.caches, d.L
 	caches := make([]*tensors.Tensor, 2*cfg.Layers)
+	defer func() { freeTensors(caches) }() // those not kept on an error path
 	for i := range caches {
-		data := make([]float32, d.bp*H*dh*L)
-		if old != nil {
-			prev, err := floatsCopy(old[i])
-			if err != nil {
-				return err
-			}
-			for bh := range d.bp * H {
-				if i%2 == 0 { // keys [.., L, dh]: the first oldL·dh values of each (b, h)
-					copy(data[bh*L*dh:bh*L*dh+oldL*dh], prev[bh*oldL*dh:(bh+1)*oldL*dh])
-				} else { // values [.., dh, L]: each of dh rows grows from oldL to L
-					for e := range dh {
-						copy(data[(bh*dh+e)*L:(bh*dh+e)*L+oldL], prev[(bh*dh+e)*oldL:(bh*dh+e+1)*oldL])
-					}
-				}
-			}
+		dims := []int{d.bp, H, L, dh} // keys
+		if i%2 == 1 {
+			dims = []int{d.bp, H, dh, L} // values
 		}
-		if i%2 == 0 {
-			caches[i] = f32Tensor(data, d.bp, H, L, dh)
-		} else {
-			caches[i] = f32Tensor(data, d.bp, H, dh, L)
-		}
+		caches[i] = tensors.FromShape(shapes.Make(dtypes.Float32, dims...))
 		if err := caches[i].MaterializeOnDevice(backend, true, 0); err != nil {
 			return fmt.Errorf("gomlxmodel: decoder cache: %w", err)
 		}
+		if old == nil {
+			continue
+		}
+		var copyErr error
+		err := tensors.MutableFlatData(caches[i], func(data []float32) {
+			copyErr = tensors.ConstFlatData(old[i], func(prev []float32) {
+				for bh := range d.bp * H {
+					if i%2 == 0 { // keys [.., L, dh]: the first oldL·dh values of each (b, h)
+						copy(data[bh*L*dh:bh*L*dh+oldL*dh], prev[bh*oldL*dh:(bh+1)*oldL*dh])
+						continue
+					}
+					for e := range dh { // values [.., dh, L]: each of dh rows grows from oldL to L
+						copy(data[(bh*dh+e)*L:(bh*dh+e)*L+oldL], prev[(bh*dh+e)*oldL:(bh*dh+e+1)*oldL])
+					}
+				}
+			})
+		})
+		if err = cmp.Or(err, copyErr); err != nil {
+			return fmt.Errorf("gomlxmodel: decoder cache: %w", err)
+		}
 	}
-	for _, t := range old {
-		_ = t.FinalizeAll()
-	}
+	freeTensors(old)
 	d.caches, d.L = caches, L
+	caches = nil
 	return nil
 }
 
@@ -281,10 +294,10 @@ func (d *Decoder) Step() ([]float32, error) {
 	if need > cfg.MaxLen {
 		return nil, fmt.Errorf("gomlxmodel: decoder context of %d tokens exceeds MaxLen %d", need, cfg.MaxLen)
 	}
-	// The cache grows in steps of TimeBucket. Allocating it once at MaxLen and slicing the positions a
-	// graph needs (the only way to keep XLA's bits, which depend on the attention's length) measured
-	// slower on both backends: the slice copies the caches at every Step, a growth only every few.
-	if L := bucketT(need, cfg.MaxLen); L > d.L {
+	// The cache grows (cacheLen). Allocating it once at MaxLen and slicing the positions a graph needs
+	// (the only way to keep XLA's bits, which depend on the attention's length) measured slower on both
+	// backends: the slice copies the caches at every Step, a growth only every few.
+	if L := d.cacheLen(need); L > d.L {
 		if err := d.grow(L); err != nil {
 			return nil, err
 		}
@@ -349,6 +362,19 @@ func (d *Decoder) Step() ([]float32, error) {
 		d.queue[b] = q[:0]
 	}
 	return logits, nil
+}
+
+// cacheLen is the cache capacity for a context of need tokens: the next multiple of TimeBucket, or with
+// pow2Cache the next power of two (at least TimeBucket), capped at MaxLen. The capacity is a dimension of
+// every decoding graph, so powers of two compile fewer shapes (on XLA a shape costs a compilation, or a
+// load from the executable cache, in every process) for a longer attention span in some Steps. Pure Go keeps
+// multiples of TimeBucket, whose bits its split was checked against (TestDecoderScheduleBits).
+func (d *Decoder) cacheLen(need int) int {
+	maxLen := d.m.st.cfg.MaxLen
+	if d.pow2Cache {
+		return min(max(pow2(need), TimeBucket), maxLen)
+	}
+	return bucketT(need, maxLen)
 }
 
 // run decodes the queued tokens of rows, nb token slots per row, writes their new keys and values

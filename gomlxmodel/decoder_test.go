@@ -8,8 +8,19 @@ import (
 
 // TestDecoderMatchesForward feeds rows with prefills of different sizes, single sampled tokens and a
 // reset, across cache growth, and checks every Step's logits against the full forward pass
-// (max abs difference ≤ 1e-5), at TinyAgent's real size.
+// (max abs difference ≤ 1e-5), at TinyAgent's real size, under each schedule (on XLA the split's cache
+// grows in powers of two).
 func TestDecoderMatchesForward(t *testing.T) {
+	for _, s := range []DecoderSchedule{SchedulePadded, ScheduleSplit} {
+		t.Run(map[DecoderSchedule]string{SchedulePadded: "padded", ScheduleSplit: "split"}[s], func(t *testing.T) {
+			prev := SetDecoderSchedule(s)
+			defer SetDecoderSchedule(prev)
+			testDecoderMatchesForward(t)
+		})
+	}
+}
+
+func testDecoderMatchesForward(t *testing.T) {
 	cfg := DefaultConfig(150)
 	m := mustNew(t, cfg, 11)
 	rng := rand.New(rand.NewPCG(11, 12))
@@ -190,5 +201,25 @@ func TestDecoderClose(t *testing.T) {
 	}
 	if _, err := m.SequenceLogProbs([]int32{1, 2, 3}, 1, 3); err != nil {
 		t.Errorf("the model after its decoder's Close: %v", err)
+	}
+}
+
+// TestCacheLen: the cache capacity is the next multiple of TimeBucket, or with pow2Cache (the split on XLA)
+// the next power of two, at least TimeBucket, capped at MaxLen either way.
+func TestCacheLen(t *testing.T) {
+	m := mustNew(t, DefaultConfig(150), 1)
+	maxLen := m.Config().MaxLen
+	for _, tc := range []struct {
+		need      int
+		pow2Cache bool
+		want      int
+	}{
+		{1, false, 32}, {33, false, 64}, {65, false, 96}, {129, false, 160}, {maxLen, false, maxLen},
+		{1, true, 32}, {33, true, 64}, {65, true, 128}, {129, true, 256}, {maxLen, true, maxLen},
+	} {
+		d := &Decoder{m: m, pow2Cache: tc.pow2Cache}
+		if got := d.cacheLen(tc.need); got != min(tc.want, maxLen) {
+			t.Errorf("cacheLen(%d) with pow2Cache %v = %d, want %d", tc.need, tc.pow2Cache, got, min(tc.want, maxLen))
+		}
 	}
 }
