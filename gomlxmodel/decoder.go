@@ -16,7 +16,7 @@ import (
 // (TestDecoderMatchesForward).
 //
 // Shapes are bucketed so decoding never recompiles per step: the cache capacity grows in steps of
-// TimeBucket, or in powers of two for the split on XLA (cacheLen; Step says why it is not allocated at
+// TimeBucket, or for the split on XLA in powers of two (cacheLen; Step says why it is not allocated at
 // once). How a Step groups rows into executions is
 // its schedule (DecoderSchedule): on XLA one graph over all rows, the number of tokens per row padded
 // to 1, 4, 16, 64 or 256 (stepBucket); on the pure-Go backend the rows with one queued token run apart
@@ -42,9 +42,10 @@ type Decoder struct {
 	legacy bool
 	// buckets are the split's token buckets on this backend (splitPow2 or splitLadder).
 	buckets []int
-	// pow2Cache makes the cache capacity a power of two instead of a multiple of TimeBucket (cacheLen):
-	// set for the split on XLA, where every capacity is another shape of each decoding graph.
-	pow2Cache bool
+	// fewShapes pads the split's executions to a small set of shapes (rowBucket, cacheLen): set for the
+	// split on XLA, where every shape of a graph costs a compilation (or a load from the executable
+	// cache, in every process).
+	fewShapes bool
 	// executed and needed count token positions: rows × token slots of every execution, and the
 	// tokens fed (Positions).
 	executed, needed int
@@ -116,8 +117,8 @@ func (m *Model) NewDecoder(B int) (*Decoder, error) {
 		d.buckets = splitPow2
 	}
 	d.legacy = DecoderSchedule(decoderSchedule.Load()) == ScheduleLegacy
-	d.pow2Cache = d.splitPrefill && !d.legacy && !pureGoBackend()
-	if err := d.grow(min(TimeBucket, m.st.cfg.MaxLen)); err != nil {
+	d.fewShapes = d.splitPrefill && !d.legacy && !pureGoBackend()
+	if err := d.grow(d.cacheLen(1)); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -315,7 +316,7 @@ func (d *Decoder) Step() ([]float32, error) {
 	switch {
 	case d.splitPrefill && !d.legacy:
 		if len(single) > 0 {
-			if err := d.run(single, 1, bucketB(len(single)) < d.bp, logits); err != nil {
+			if err := d.run(single, 1, d.rowBucket(len(single), 1) < d.bp, logits); err != nil {
 				return nil, err
 			}
 		}
@@ -364,15 +365,38 @@ func (d *Decoder) Step() ([]float32, error) {
 	return logits, nil
 }
 
+// The split's shapes on XLA (fewShapes). A decoding graph's shape is its rows × token slots × cache capacity,
+// and on the chapter's workload the split met 71 shapes in a 40-step run with rows bucketed as in Logits
+// and capacities in multiples of TimeBucket (the padded graph: 11); a cold chapter compiled each of them.
+// With rows in powers of two (decoding rows at least splitMinDecodeRows) and the capacity a power of two
+// of at least splitMinCache, the same run meets 32 and executes 1.47 token positions per token fed
+// instead of 1.39 (FINDINGS.md has the table of the shape sets tried).
+const (
+	splitMinDecodeRows = 8
+	splitMinCache      = 128
+)
+
+// rowBucket is the number of graph rows of an execution of n rows with nb token slots: bucketB(n), or
+// with fewShapes the next power of two (at least splitMinDecodeRows for one slot); at most bp, where the
+// full-batch graph runs instead.
+func (d *Decoder) rowBucket(n, nb int) int {
+	if !d.fewShapes {
+		return bucketB(n)
+	}
+	r := pow2(n)
+	if nb == 1 {
+		r = max(r, splitMinDecodeRows)
+	}
+	return min(r, d.bp)
+}
+
 // cacheLen is the cache capacity for a context of need tokens: the next multiple of TimeBucket, or with
-// pow2Cache the next power of two (at least TimeBucket), capped at MaxLen. The capacity is a dimension of
-// every decoding graph, so powers of two compile fewer shapes (on XLA a shape costs a compilation, or a
-// load from the executable cache, in every process) for a longer attention span in some Steps. Pure Go keeps
-// multiples of TimeBucket, whose bits its split was checked against (TestDecoderScheduleBits).
+// fewShapes the next power of two of at least splitMinCache, capped at MaxLen. Pure Go keeps multiples of
+// TimeBucket, whose bits its split was checked against (TestDecoderScheduleBits).
 func (d *Decoder) cacheLen(need int) int {
 	maxLen := d.m.st.cfg.MaxLen
-	if d.pow2Cache {
-		return min(max(pow2(need), TimeBucket), maxLen)
+	if d.fewShapes {
+		return min(max(pow2(need), splitMinCache), maxLen)
 	}
 	return bucketT(need, maxLen)
 }
@@ -385,7 +409,7 @@ func (d *Decoder) run(rows []int, nb int, gather bool, logits []float32) error {
 	V := cfg.Vocab
 	kind, build, R := kindDecode, buildDecode(cfg), d.bp
 	if gather {
-		kind, build, R = kindDecodeRows, buildDecodeRows(cfg), bucketB(len(rows))
+		kind, build, R = kindDecodeRows, buildDecodeRows(cfg), d.rowBucket(len(rows), nb)
 	}
 	slots := make([]int, len(rows)) // graph row of each listed row
 	tokens := make([]int32, R*nb)

@@ -56,7 +56,7 @@ func testDecoderMatchesForward(t *testing.T) {
 			}
 		}
 	}
-	for step := range 14 {
+	for step := range 20 {
 		active := make([]bool, B)
 		for b := range B {
 			if step == 7 && b == 1 { // a per-call context view: start the row again
@@ -68,7 +68,7 @@ func testDecoderMatchesForward(t *testing.T) {
 			case step == 0 || (step == 7 && b == 1):
 				n = 5 + 9*b // prefill
 			case step%4 == 3:
-				n = 1 + rng.IntN(12) // an observation
+				n = 1 + rng.IntN(40) // an observation
 			default:
 				n = 1 // the sampled token
 			}
@@ -86,7 +86,7 @@ func testDecoderMatchesForward(t *testing.T) {
 		}
 		check(step, logits, active)
 	}
-	if d.L <= TimeBucket {
+	if d.L <= d.cacheLen(1) {
 		t.Errorf("cache never grew (capacity %d)", d.L)
 	}
 	t.Logf("max abs difference %.2g", worst)
@@ -204,22 +204,37 @@ func TestDecoderClose(t *testing.T) {
 	}
 }
 
-// TestCacheLen: the cache capacity is the next multiple of TimeBucket, or with pow2Cache (the split on XLA)
-// the next power of two, at least TimeBucket, capped at MaxLen either way.
-func TestCacheLen(t *testing.T) {
+// TestSplitShapes: the cache capacity is the next multiple of TimeBucket, or with fewShapes (the split on XLA)
+// the next power of two, at least splitMinCache, capped at MaxLen either way; an execution's rows are bucketB's,
+// or with fewShapes the next power of two (decoding rows at least splitMinDecodeRows), at most the decoder's.
+func TestSplitShapes(t *testing.T) {
 	m := mustNew(t, DefaultConfig(150), 1)
 	maxLen := m.Config().MaxLen
 	for _, tc := range []struct {
 		need      int
-		pow2Cache bool
+		fewShapes bool
 		want      int
 	}{
 		{1, false, 32}, {33, false, 64}, {65, false, 96}, {129, false, 160}, {maxLen, false, maxLen},
-		{1, true, 32}, {33, true, 64}, {65, true, 128}, {129, true, 256}, {maxLen, true, maxLen},
+		{1, true, 128}, {33, true, 128}, {129, true, 256}, {maxLen, true, maxLen},
 	} {
-		d := &Decoder{m: m, pow2Cache: tc.pow2Cache}
+		d := &Decoder{m: m, fewShapes: tc.fewShapes}
 		if got := d.cacheLen(tc.need); got != min(tc.want, maxLen) {
-			t.Errorf("cacheLen(%d) with pow2Cache %v = %d, want %d", tc.need, tc.pow2Cache, got, min(tc.want, maxLen))
+			t.Errorf("cacheLen(%d) with fewShapes %v = %d, want %d", tc.need, tc.fewShapes, got, min(tc.want, maxLen))
+		}
+	}
+	for _, tc := range []struct {
+		n, nb, bp int
+		fewShapes bool
+		want      int
+	}{
+		{1, 1, 64, false, 1}, {3, 8, 64, false, 4}, {33, 1, 64, false, 48}, {33, 1, 48, false, 48},
+		{1, 1, 64, true, 8}, {1, 8, 64, true, 1}, {3, 8, 64, true, 4}, {17, 1, 64, true, 32}, {33, 12, 64, true, 64},
+		{33, 1, 48, true, 48}, {2, 1, 4, true, 4},
+	} {
+		d := &Decoder{m: m, fewShapes: tc.fewShapes, bp: tc.bp}
+		if got := d.rowBucket(tc.n, tc.nb); got != tc.want {
+			t.Errorf("rowBucket(%d, %d) of %d rows with fewShapes %v = %d, want %d", tc.n, tc.nb, tc.bp, tc.fewShapes, got, tc.want)
 		}
 	}
 }

@@ -319,7 +319,7 @@ func Numerics() (string, error) {
 	} else {
 		name += "/cpu=" + Processor()
 		if splitDecode() {
-			name += "/split-decode/buckets=pow2+mid/cache=pow2"
+			name += "/split-decode/buckets=pow2+mid/rows=pow2/cache=pow2-min128"
 		}
 		if id := pluginBuild(); id != "" { // "" for the pinned plugin
 			name += "/plugin=" + id
