@@ -17,11 +17,10 @@ import (
 //
 // Shapes are bucketed so decoding never recompiles per step: the cache capacity grows in steps of
 // TimeBucket, or for the split on XLA in powers of two (cacheLen; Step says why it is not allocated at
-// once). How a Step groups rows into executions is
-// its schedule (DecoderSchedule): on XLA one graph over all rows, the number of tokens per row padded
-// to 1, 4, 16, 64 or 256 (stepBucket); on the pure-Go backend the rows with one queued token run apart
-// from those that prefill, which run in groups of the same token bucket (splitBucket). B is bucketed as
-// in Logits. A Decoder is not safe for concurrent use; it reads the model's current weights at each
+// once). How a Step groups rows into executions is its schedule (DecoderSchedule): on XLA one graph
+// over all rows, the number of tokens per row padded to 1, 4, 16, 64 or 256 (stepBucket); on the
+// pure-Go backend the rows with one queued token run apart from those that prefill, which run in
+// groups of the same token bucket (splitBucket). B is bucketed as in Logits. A Decoder is not safe for concurrent use; it reads the model's current weights at each
 // Step. Close frees its caches once it is no longer needed.
 type Decoder struct {
 	m      *Model
@@ -366,11 +365,10 @@ func (d *Decoder) Step() ([]float32, error) {
 }
 
 // The split's shapes on XLA (fewShapes). A decoding graph's shape is its rows × token slots × cache capacity,
-// and on the chapter's workload the split met 71 shapes in a 40-step run with rows bucketed as in Logits
-// and capacities in multiples of TimeBucket (the padded graph: 11); a cold chapter compiled each of them.
-// With rows in powers of two (decoding rows at least splitMinDecodeRows) and the capacity a power of two
-// of at least splitMinCache, the same run meets 32 and executes 1.47 token positions per token fed
-// instead of 1.39 (FINDINGS.md has the table of the shape sets tried).
+// and a cold chapter compiles every shape its runs meet. Rows in powers of two (decoding rows at least
+// splitMinDecodeRows) and a capacity that is a power of two of at least splitMinCache make a run meet a
+// fraction of the shapes of bucketB's rows and capacities grown by TimeBucket, for a few more executed
+// token positions (FINDINGS.md, "the split's shapes").
 const (
 	splitMinDecodeRows = 8
 	splitMinCache      = 128
