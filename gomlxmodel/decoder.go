@@ -20,7 +20,8 @@ import (
 // once). How a Step groups rows into executions is its schedule (DecoderSchedule): on XLA one graph
 // over all rows, the number of tokens per row padded to 1, 4, 16, 64 or 256 (stepBucket); on the
 // pure-Go backend the rows with one queued token run apart from those that prefill, which run in
-// groups of the same token bucket (splitBucket). B is bucketed as in Logits. A Decoder is not safe for concurrent use; it reads the model's current weights at each
+// groups of the same token bucket (splitBucket). B is bucketed as in Logits; for the split on XLA every
+// cache has splitPageRows rows instead, and a decoder of more rows keeps them in pages of that many. A Decoder is not safe for concurrent use; it reads the model's current weights at each
 // Step. Close frees its caches once it is no longer needed.
 type Decoder struct {
 	m      *Model
@@ -41,10 +42,14 @@ type Decoder struct {
 	legacy bool
 	// buckets are the split's token buckets on this backend (splitPow2 or splitLadder).
 	buckets []int
-	// fewShapes pads the split's executions to a small set of shapes (rowBucket, cacheLen): set for the
-	// split on XLA, where every shape of a graph costs a compilation (or a load from the executable
-	// cache, in every process).
+	// fewShapes pads the split's executions to a small set of shapes (rowBucket, cacheLen, and caches
+	// of splitPageRows rows): set for the split on XLA, where every shape of a graph costs a compilation
+	// (or a load from the executable cache, in every process).
 	fewShapes bool
+	// pages, with fewShapes and more than splitPageRows rows, are the decoders of consecutive blocks of
+	// splitPageRows rows (the last one fewer) that hold this decoder's rows; Feed, ResetRow, Len, Step,
+	// Positions and Close act on them.
+	pages []*Decoder
 	// executed and needed count token positions: rows × token slots of every execution, and the
 	// tokens fed (Positions).
 	executed, needed int
@@ -102,7 +107,14 @@ func DecodePositions() (executed, needed int64) {
 
 // Positions reports the decoder's token positions so far: executed is the sum over its executions of
 // graph rows × token slots (padding included), needed the number of tokens it was fed and ran.
-func (d *Decoder) Positions() (executed, needed int) { return d.executed, d.needed }
+func (d *Decoder) Positions() (executed, needed int) {
+	executed, needed = d.executed, d.needed
+	for _, p := range d.pages {
+		e, n := p.Positions()
+		executed, needed = executed+e, needed+n
+	}
+	return executed, needed
+}
 
 // NewDecoder returns a decoder with B empty rows.
 func (m *Model) NewDecoder(B int) (*Decoder, error) {
@@ -117,6 +129,20 @@ func (m *Model) NewDecoder(B int) (*Decoder, error) {
 	}
 	d.legacy = DecoderSchedule(decoderSchedule.Load()) == ScheduleLegacy
 	d.fewShapes = d.splitPrefill && !d.legacy && !pureGoBackend()
+	if d.fewShapes && B > splitPageRows {
+		for first := 0; first < B; first += splitPageRows {
+			p, err := m.NewDecoder(min(splitPageRows, B-first))
+			if err != nil {
+				d.Close()
+				return nil, err
+			}
+			d.pages = append(d.pages, p)
+		}
+		return d, nil
+	}
+	if d.fewShapes {
+		d.bp = splitPageRows
+	}
 	if err := d.grow(d.cacheLen(1)); err != nil {
 		return nil, err
 	}
@@ -131,6 +157,9 @@ func (d *Decoder) Rows() int { return d.nRows }
 // returns an error; Feed, ResetRow and Len still work on the queues, and the model is not affected.
 // Close is idempotent.
 func (d *Decoder) Close() {
+	for _, p := range d.pages {
+		p.Close()
+	}
 	freeTensors(d.caches)
 	d.caches = nil
 }
@@ -223,19 +252,32 @@ func (d *Decoder) store(layer int, kNew, vNew []float32, nb int, slots, rows []i
 // Feed queues tokens for row (prefill, or the token sampled last); they run at the next Step. row must
 // be in [0, Rows()): another row is a programmer error and panics (index out of range).
 func (d *Decoder) Feed(row int, tokens []int32) {
+	if d.pages != nil {
+		d.pages[row/splitPageRows].Feed(row%splitPageRows, tokens)
+		return
+	}
 	d.queue[row] = append(d.queue[row], tokens...)
 }
 
 // ResetRow forgets a row's cache and queue (for per-call context views). row must be in [0, Rows()):
 // another row is a programmer error and panics (index out of range).
 func (d *Decoder) ResetRow(row int) {
+	if d.pages != nil {
+		d.pages[row/splitPageRows].ResetRow(row % splitPageRows)
+		return
+	}
 	d.lens[row] = 0
 	d.queue[row] = d.queue[row][:0]
 }
 
 // Len returns the number of tokens in a row's context: cached plus queued. row must be in
 // [0, Rows()): another row is a programmer error and panics (index out of range).
-func (d *Decoder) Len(row int) int { return d.lens[row] + len(d.queue[row]) }
+func (d *Decoder) Len(row int) int {
+	if d.pages != nil {
+		return d.pages[row/splitPageRows].Len(row % splitPageRows)
+	}
+	return d.lens[row] + len(d.queue[row])
+}
 
 // stepBucket pads the number of tokens per Step to 1, 4, 16, 64 or 256, capped at maxLen. Above 256
 // (possible only when MaxLen > 256) it returns n itself: each distinct count of queued tokens then
@@ -273,6 +315,17 @@ func splitBucket(n, maxLen int, buckets []int) int {
 // Step runs every queued token and returns logits [B·V]: for each row, the logits after its last
 // queued token (zeros for rows with nothing queued).
 func (d *Decoder) Step() ([]float32, error) {
+	if d.pages != nil {
+		logits := make([]float32, 0, d.nRows*d.m.st.cfg.Vocab)
+		for _, p := range d.pages {
+			l, err := p.Step()
+			if err != nil {
+				return nil, err
+			}
+			logits = append(logits, l...)
+		}
+		return logits, nil
+	}
 	cfg := d.m.st.cfg
 	n, need := 0, 0
 	for b, q := range d.queue {
@@ -368,10 +421,13 @@ func (d *Decoder) Step() ([]float32, error) {
 // and a cold chapter compiles every shape its runs meet. Rows in powers of two (decoding rows at least
 // splitMinDecodeRows) and a capacity that is a power of two of at least splitMinCache make a run meet a
 // fraction of the shapes of bucketB's rows and capacities grown by TimeBucket, for a few more executed
-// token positions (FINDINGS.md, "the split's shapes").
+// token positions (FINDINGS.md, "the split's shapes"). And since the caches' row count is a dimension of
+// every decoding graph, every cache has splitPageRows rows: a decoder of fewer pads its caches to it, one of
+// more keeps its rows in pages (decoders) of splitPageRows rows, so every batch size shares one set of shapes.
 const (
 	splitMinDecodeRows = 8
 	splitMinCache      = 128
+	splitPageRows      = 64
 )
 
 // rowBucket is the number of graph rows of an execution of n rows with nb token slots: bucketB(n), or

@@ -319,7 +319,7 @@ func Numerics() (string, error) {
 	} else {
 		name += "/cpu=" + Processor()
 		if splitDecode() {
-			name += "/split-decode/buckets=pow2+mid/rows=pow2/cache=pow2-min128"
+			name += "/split-decode/buckets=pow2+mid/rows=pow2/cache=pow2-min128/pages=64"
 		}
 		if id := pluginBuild(); id != "" { // "" for the pinned plugin
 			name += "/plugin=" + id
