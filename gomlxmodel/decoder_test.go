@@ -241,8 +241,11 @@ func TestSplitShapes(t *testing.T) {
 
 // TestDecoderPages: a split decoder of more rows than a page (on XLA: pages of splitPageRows rows, the last one
 // partly used) gives the padded decoder's logits within 1e-5 and the same lengths, row by row, across prefills,
-// single tokens, a reset and finished rows, and Close closes its pages.
+// single tokens, a reset and finished rows, and Close closes its pages (not under -short on XLA).
 func TestDecoderPages(t *testing.T) {
+	if testing.Short() && !pureGoBackend() {
+		t.Skip("-short on XLA: the two schedules' shapes take half a minute to compile")
+	}
 	cfg := DefaultConfig(150)
 	m := mustNew(t, cfg, 9)
 	rng := rand.New(rand.NewPCG(9, 10))
