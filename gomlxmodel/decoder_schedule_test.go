@@ -45,18 +45,9 @@ func TestDecoderScheduleBits(t *testing.T) {
 			case rng.IntN(6) == 0:
 				n = 2 + rng.IntN(39)
 			}
-			ids := randomIDs(rng, n, cfg.Vocab)
-			for _, d := range decs {
-				d.Feed(b, ids)
-			}
+			feedEach(decs, b, randomIDs(rng, n, cfg.Vocab))
 		}
-		logits := make([][]float32, len(decs))
-		for i, d := range decs {
-			var err error
-			if logits[i], err = d.Step(); err != nil {
-				t.Fatal(err)
-			}
-		}
+		logits := stepEach(t, decs)
 		for j := range logits[0] {
 			if math.Float32bits(logits[1][j]) != math.Float32bits(logits[0][j]) {
 				t.Fatalf("step %d: ScheduleAuto logit %d = %g, ScheduleLegacy %g", step, j, logits[1][j], logits[0][j])

@@ -147,18 +147,9 @@ func TestDecoderSplitPrefill(t *testing.T) {
 			case (step+b)%5 == 0:
 				n = 2 + rng.IntN(30)
 			}
-			ids := randomIDs(rng, n, cfg.Vocab)
-			for _, d := range decs {
-				d.Feed(b, ids)
-			}
+			feedEach(decs[:], b, randomIDs(rng, n, cfg.Vocab))
 		}
-		var logits [2][]float32
-		for i, d := range decs {
-			var err error
-			if logits[i], err = d.Step(); err != nil {
-				t.Fatal(err)
-			}
-		}
+		logits := stepEach(t, decs[:])
 		for j := range logits[0] {
 			worst = math.Max(worst, math.Abs(float64(logits[0][j]-logits[1][j])))
 		}
@@ -280,18 +271,9 @@ func TestDecoderPages(t *testing.T) {
 			case rng.IntN(5) == 0:
 				n = 2 + rng.IntN(20)
 			}
-			ids := randomIDs(rng, n, cfg.Vocab)
-			for _, d := range decs {
-				d.Feed(b, ids)
-			}
+			feedEach(decs[:], b, randomIDs(rng, n, cfg.Vocab))
 		}
-		var logits [2][]float32
-		for i, d := range decs {
-			var err error
-			if logits[i], err = d.Step(); err != nil {
-				t.Fatal(err)
-			}
-		}
+		logits := stepEach(t, decs[:])
 		if len(logits[0]) != len(logits[1]) {
 			t.Fatalf("step %d: %d logits paged, %d padded", step, len(logits[1]), len(logits[0]))
 		}
@@ -315,4 +297,24 @@ func TestDecoderPages(t *testing.T) {
 		t.Error("Step after Close: no error")
 	}
 	t.Logf("max |split − padded| = %g", worst)
+}
+
+// feedEach feeds the same tokens to row b of every decoder.
+func feedEach(decs []*Decoder, b int, ids []int32) {
+	for _, d := range decs {
+		d.Feed(b, ids)
+	}
+}
+
+// stepEach steps every decoder and returns their logits in order.
+func stepEach(t *testing.T, decs []*Decoder) [][]float32 {
+	t.Helper()
+	logits := make([][]float32, len(decs))
+	for i, d := range decs {
+		var err error
+		if logits[i], err = d.Step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return logits
 }
