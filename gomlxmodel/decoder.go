@@ -21,8 +21,9 @@ import (
 // over all rows, the number of tokens per row padded to 1, 4, 16, 64 or 256 (stepBucket); on the
 // pure-Go backend the rows with one queued token run apart from those that prefill, which run in
 // groups of the same token bucket (splitBucket). B is bucketed as in Logits; for the split on XLA every
-// cache has splitPageRows rows instead, and a decoder of more rows keeps them in pages of that many. A Decoder is not safe for concurrent use; it reads the model's current weights at each
-// Step. Close frees its caches once it is no longer needed.
+// cache has splitPageRows rows instead, and a decoder of more rows keeps them in pages of that many. A
+// Decoder is not safe for concurrent use; it reads the model's current weights at each Step. Close frees
+// its caches once it is no longer needed.
 type Decoder struct {
 	m      *Model
 	nRows  int               // B, the number of rows (read-only: Rows)
@@ -121,7 +122,7 @@ func (m *Model) NewDecoder(B int) (*Decoder, error) {
 	if B < 1 {
 		return nil, fmt.Errorf("gomlxmodel: decoder needs B ≥ 1, got %d", B)
 	}
-	d := &Decoder{m: m, nRows: B, bp: bucketB(B), lens: make([]int, B), queue: make([][]int32, B)}
+	d := &Decoder{m: m, nRows: B}
 	d.splitPrefill = splitDecode()
 	d.buckets = splitLadder
 	if pureGoBackend() {
@@ -140,6 +141,7 @@ func (m *Model) NewDecoder(B int) (*Decoder, error) {
 		}
 		return d, nil
 	}
+	d.bp, d.lens, d.queue = bucketB(B), make([]int, B), make([][]int32, B)
 	if d.fewShapes {
 		d.bp = splitPageRows
 	}

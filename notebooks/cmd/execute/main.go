@@ -11,8 +11,9 @@
 //
 // The notebooks are started longest first (notebooks.LongestFirst), up to -jobs at once ($AGENTRL_NOTEBOOK_JOBS
 // without the flag, else one for every core), each on its own kernel; the result store lets no two compute the
-// same result, so each notebook's outputs are those it would have one after another. One line on stderr tells the chapter's progress, what is left
-// and about how long (from the times in notebooks/TIMES.run.txt, which the command and the notebook test write).
+// same result, so each notebook's outputs are those it would have one after another. One line on stderr tells the
+// chapter's progress, what is left and about how long (from the times in notebooks/TIMES.run.txt, which the command
+// and the notebook test write).
 //
 // It exits non-zero if a notebook could not be executed or shows a failure (error output, Go panic, exit status),
 // or if the report fails (a class 1 or class 3 rule, or a missing line). SIGINT or SIGTERM stops it: the running
