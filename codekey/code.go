@@ -18,6 +18,7 @@ import (
 
 // source is a parsed Go file and its top-level declarations.
 type source struct {
+	name  string // the file's name
 	src   []byte
 	fset  *token.FileSet
 	file  *ast.File
@@ -52,7 +53,7 @@ func parseSource(file string, src []byte) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &source{src: src, fset: fset, file: f, kind: map[ast.Node]token.Token{}}
+	s := &source{name: file, src: src, fset: fset, file: f, kind: map[ast.Node]token.Token{}}
 	s.decls = topLevel(f, s.kind)
 	return s, nil
 }
@@ -304,7 +305,7 @@ func goFiles(fsys fs.FS) []string {
 
 // SourceHash is the hash under which a key holds the code of the top-level declaration name of the Go file src and
 // of everything it reaches: what Of writes for a type or function of a notebook's cell program declared there. As
-// Of does, it refuses code that reads a package variable that a statement assigns outside its declaration.
+// Of does, it refuses code that reads a package variable whose value other code may change (mutableGlobals).
 func SourceHash(src []byte, name string) (string, error) {
 	s, err := parseSource("source.go", src)
 	if err != nil {
@@ -313,7 +314,7 @@ func SourceHash(src []byte, name string) (string, error) {
 	if len(s.decls[name]) == 0 {
 		return "", fmt.Errorf("codekey: no top-level declaration %q", name)
 	}
-	if err := s.readsAssigned(s.reach(s.decls[name])); err != nil {
+	if err := s.readsMutable(s.reach(s.decls[name])); err != nil {
 		return "", fmt.Errorf("codekey: %s: %w", name, err)
 	}
 	return s.hash(s.decls[name]), nil
@@ -336,74 +337,299 @@ func Reached(src []byte, name string) ([][2]int, error) {
 	return out, nil
 }
 
-// assignedGlobals names the top-level variables among decls that a statement of the file outside decls assigns
-// (x = …, x += …, x++, x[i] = …, x.f = …, &x): code that reads such a variable reads a value that code it does not
-// reach sets. (A variable that only the reached code itself changes, such as a counter, is its own state.) Each
-// name comes with the line of the first such statement.
-func (s *source) assignedGlobals(decls []ast.Node) []string {
-	vars := map[*ast.Object]string{}
-	for _, d := range decls {
-		if vs, ok := d.(*ast.ValueSpec); ok && s.kind[d] == token.VAR {
-			for _, n := range vs.Names {
-				if n.Obj != nil {
-					vars[n.Obj] = n.Name
-				}
-			}
-		}
-	}
-	if len(vars) == 0 {
-		return nil
-	}
-	seen := map[string]bool{}
+// mutableGlobals names the top-level variables among decls whose value at run time may not be the one their
+// declaration gives: a variable that some code of the file (any function, init functions and other variables'
+// initializers included, and decls themselves) may change (writes). Each name comes with the line of the first
+// such use and what it does.
+func (s *source) mutableGlobals(decls []ast.Node) []string {
 	var out []string
-	mark := func(x ast.Expr, at token.Pos) {
-		for {
-			switch e := x.(type) {
-			case *ast.IndexExpr:
-				x = e.X
-			case *ast.SelectorExpr:
-				x = e.X
-			case *ast.StarExpr:
-				x = e.X
-			case *ast.ParenExpr:
-				x = e.X
-			case *ast.Ident:
-				if name, ok := vars[e.Obj]; ok && !seen[name] {
-					seen[name] = true
-					out = append(out, fmt.Sprintf("%s (line %d)", name, s.fset.Position(at).Line))
-				}
-				return
-			default:
-				return
-			}
-		}
-	}
-	inside := map[ast.Node]bool{}
 	for _, d := range decls {
-		inside[d] = true
-	}
-	for _, d := range s.file.Decls {
-		if _, ok := d.(*ast.FuncDecl); !ok || inside[d] {
-			continue // a top-level declaration's initializer is its declaration; the reached code is its own
+		vs, ok := d.(*ast.ValueSpec)
+		if !ok || s.kind[d] != token.VAR {
+			continue
 		}
-		ast.Inspect(d, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.AssignStmt:
-				if n.Tok != token.DEFINE {
-					for _, l := range n.Lhs {
-						mark(l, n.Pos())
-					}
-				}
-			case *ast.IncDecStmt:
-				mark(n.X, n.Pos())
-			case *ast.UnaryExpr:
-				if n.Op == token.AND {
-					mark(n.X, n.Pos())
-				}
+		for _, n := range vs.Names {
+			if n.Obj == nil || n.Name == "_" {
+				continue
 			}
-			return true
-		})
+			if why, at := s.writer(map[*ast.Object]bool{}).uses(n.Obj, s.file, vs); why != "" {
+				out = append(out, fmt.Sprintf("%s (line %d: %s)", n.Name, s.fset.Position(at).Line, why))
+			}
+		}
 	}
 	sort.Strings(out)
 	return out
+}
+
+// writer finds the uses of a variable that may change its value. A use writes when it assigns the variable or a
+// part of it (x = …, x += …, x++, x[i] = …, x.f = …, *x = …, a range clause's x), takes its address (&x, &x.f),
+// gives it (or a part) to a builtin that writes (copy, append, clear, delete), calls a pointer-receiver method of
+// it, or gives it to a function whose code may change it: a function or value-receiver method of the file whose
+// parameter or receiver it becomes is read by the same rules, and a function is read-only where it is a builtin
+// that only reads (len, cap, min, max, …), a conversion, a function of this module's packages or a method of a type
+// declared outside the file (the library's contract: it does not modify what it is given), or one of the standard
+// library's read-only functions (fmt, strings, strconv, math, cmp, errors, and slices' and maps' that only read).
+// Any other function, or one the file does not declare, writes.
+type writer struct {
+	s      *source
+	active map[*ast.Object]bool // the parameters being read: a recursive call reads as a read
+}
+
+func (s *source) writer(active map[*ast.Object]bool) *writer { return &writer{s, active} }
+
+// uses returns how some use of obj inside scope, outside the declaration decl, may change obj's value, and where;
+// or "" when every use only reads it. A parameter or receiver (param) may be assigned as a whole: that changes its
+// copy, not the caller's value.
+func (w *writer) uses(obj *ast.Object, scope, decl ast.Node) (why string, at token.Pos) {
+	if w.active[obj] {
+		return "", token.NoPos
+	}
+	w.active[obj] = true
+	defer delete(w.active, obj)
+	_, param := obj.Decl.(*ast.Field)
+	var stack []ast.Node
+	ast.Inspect(scope, func(n ast.Node) bool {
+		if why != "" {
+			return false
+		}
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return true
+		}
+		if n == decl {
+			return false
+		}
+		stack = append(stack, n)
+		if id, ok := n.(*ast.Ident); ok && id.Obj == obj {
+			if why = w.writes(stack, param); why != "" {
+				at = id.Pos()
+			}
+		}
+		return true
+	})
+	return why, at
+}
+
+// writes says how the use of a variable at the top of stack (an identifier, its parents below it) may change the
+// variable's value, or "" when it only reads it. A param's assignment as a whole changes only its own copy.
+func (w *writer) writes(stack []ast.Node, param bool) string {
+	// path is the access path rooted at the variable: x, x.f, x[i], x[i:j], *x, (x) and their compositions.
+	i := len(stack) - 1
+	path := stack[i].(ast.Expr)
+	for ; i > 0; i-- {
+		var x ast.Expr
+		switch p := stack[i-1].(type) {
+		case *ast.SelectorExpr:
+			x = p.X
+		case *ast.IndexExpr:
+			x = p.X
+		case *ast.IndexListExpr:
+			x = p.X
+		case *ast.SliceExpr:
+			x = p.X
+		case *ast.StarExpr:
+			x = p.X
+		case *ast.ParenExpr:
+			x = p.X
+		}
+		if x == nil || x != path {
+			break
+		}
+		path = stack[i-1].(ast.Expr)
+	}
+	if i == 0 {
+		return ""
+	}
+	_, whole := path.(*ast.Ident)
+	switch p := stack[i-1].(type) {
+	case *ast.AssignStmt:
+		if p.Tok == token.DEFINE || param && whole {
+			return ""
+		}
+		for _, l := range p.Lhs {
+			if l == path {
+				return "assigned"
+			}
+		}
+	case *ast.IncDecStmt:
+		if !(param && whole) {
+			return "assigned"
+		}
+	case *ast.RangeStmt:
+		if p.Tok == token.ASSIGN && (p.Key == path || p.Value == path) && !(param && whole) {
+			return "assigned by a range clause"
+		}
+	case *ast.UnaryExpr:
+		if p.Op == token.AND {
+			return "its address taken"
+		}
+	case *ast.CallExpr:
+		if p.Fun == path {
+			if sel, ok := path.(*ast.SelectorExpr); ok {
+				return w.methodWrites(sel.Sel.Name, "called")
+			}
+			return ""
+		}
+		return w.callWrites(p, path)
+	}
+	return ""
+}
+
+// methodWrites says how calling the file's method name (or binding it, a method value) may change its receiver:
+// a pointer receiver may; a value receiver is read by writer's rules. A method the file does not declare is of a
+// type declared outside it.
+func (w *writer) methodWrites(name, how string) string {
+	for _, d := range w.s.file.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Recv == nil || len(fd.Recv.List) != 1 || fd.Name.Name != name || fd.Body == nil {
+			continue
+		}
+		recv := fd.Recv.List[0]
+		if _, ok := recv.Type.(*ast.StarExpr); ok {
+			return "its pointer-receiver method " + name + " " + how
+		}
+		if len(recv.Names) == 1 && recv.Names[0].Obj != nil {
+			if why, _ := w.uses(recv.Names[0].Obj, fd.Body, nil); why != "" {
+				return fmt.Sprintf("its method %s %s, whose receiver is %s", name, how, why)
+			}
+		}
+	}
+	return ""
+}
+
+// readOnlyBuiltins are the builtins that do not modify their arguments.
+var readOnlyBuiltins = map[string]bool{"len": true, "cap": true, "min": true, "max": true, "real": true, "imag": true,
+	"complex": true, "print": true, "println": true, "panic": true}
+
+// readOnlyPackages are the standard library's packages none of whose functions modify their arguments' contents;
+// readOnlyFuncs the read-only functions of slices and maps.
+var (
+	readOnlyPackages = map[string]bool{"fmt": true, "strings": true, "strconv": true, "math": true, "cmp": true,
+		"errors": true, "unicode": true, "unicode/utf8": true}
+	readOnlyFuncs = map[string]bool{"slices.Clone": true, "slices.Contains": true, "slices.ContainsFunc": true,
+		"slices.Index": true, "slices.IndexFunc": true, "slices.Equal": true, "slices.EqualFunc": true,
+		"slices.Max": true, "slices.Min": true, "slices.MaxFunc": true, "slices.MinFunc": true, "slices.All": true,
+		"slices.Values": true, "slices.Backward": true, "slices.Sorted": true, "slices.IsSorted": true,
+		"slices.Concat": true, "slices.BinarySearch": true, "maps.Clone": true, "maps.Keys": true,
+		"maps.Values": true, "maps.All": true, "maps.Equal": true}
+)
+
+// callWrites says how giving path (a variable's access path) to the call c may change the variable, or "".
+func (w *writer) callWrites(c *ast.CallExpr, path ast.Expr) string {
+	s := w.s
+	if sel, ok := path.(*ast.SelectorExpr); ok {
+		if p, v := s.methods(sel.Sel.Name); p || v {
+			return w.methodWrites(sel.Sel.Name, "bound") // a method value
+		}
+	}
+	arg := -1
+	for k, a := range c.Args {
+		if a == path {
+			arg = k
+		}
+	}
+	switch f := ast.Unparen(c.Fun).(type) {
+	case *ast.Ident:
+		if f.Obj == nil {
+			if readOnlyBuiltins[f.Name] || isBasicType(f.Name) || f.Name == "append" && arg > 0 || f.Name == "copy" && arg == 1 {
+				return "" // append copies what it appends, copy what it copies from
+			}
+			return "given to " + f.Name
+		}
+		switch d := f.Obj.Decl.(type) {
+		case *ast.TypeSpec:
+			return "" // a conversion
+		case *ast.FuncDecl:
+			if why := w.paramWrites(d, arg, len(c.Args)); why != "" {
+				return "given to " + f.Name + ", where it is " + why
+			}
+			return ""
+		}
+		return "given to " + f.Name
+	case *ast.SelectorExpr:
+		if x, ok := f.X.(*ast.Ident); ok && x.Obj == nil {
+			if p := s.importPath(x.Name); p != "" {
+				if strings.HasPrefix(p, modulePath+"/") || readOnlyPackages[p] || readOnlyFuncs[p+"."+f.Sel.Name] {
+					return ""
+				}
+				return "given to " + x.Name + "." + f.Sel.Name
+			}
+		}
+		for _, d := range s.file.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && fd.Name.Name == f.Sel.Name {
+				if why := w.paramWrites(fd, arg, len(c.Args)); why != "" {
+					return "given to the method " + f.Sel.Name + ", where it is " + why
+				}
+			}
+		}
+		return "" // a method of a type declared outside the file
+	case *ast.ArrayType, *ast.MapType, *ast.FuncType, *ast.InterfaceType, *ast.ChanType:
+		return "" // a conversion
+	}
+	return "given to a function"
+}
+
+// paramWrites says how fd's code may change what it is given as argument arg of n: read by writer's rules as its
+// parameter.
+func (w *writer) paramWrites(fd *ast.FuncDecl, arg, n int) string {
+	if fd.Body == nil || arg < 0 {
+		return "given to code without a body"
+	}
+	var params []*ast.Ident
+	for _, f := range fd.Type.Params.List {
+		if len(f.Names) == 0 {
+			params = append(params, nil)
+		}
+		params = append(params, f.Names...)
+	}
+	if len(params) == 0 {
+		return ""
+	}
+	p := params[min(arg, len(params)-1)] // a variadic parameter takes the rest
+	if p == nil || p.Obj == nil || p.Name == "_" {
+		return ""
+	}
+	why, _ := w.uses(p.Obj, fd.Body, nil)
+	return why
+}
+
+// isBasicType reports whether name is a predeclared type (a conversion).
+func isBasicType(name string) bool {
+	switch name {
+	case "bool", "string", "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64",
+		"uintptr", "float32", "float64", "complex64", "complex128", "byte", "rune", "any":
+		return true
+	}
+	return false
+}
+
+// importPath is the path of the package the file imports under name, or "".
+func (s *source) importPath(name string) string {
+	for _, im := range s.file.Imports {
+		p := strings.Trim(im.Path.Value, `"`)
+		n := p[strings.LastIndex(p, "/")+1:]
+		if im.Name != nil {
+			n = im.Name.Name
+		}
+		if n == name {
+			return p
+		}
+	}
+	return ""
+}
+
+// methods returns whether the file declares a method named name with a pointer receiver, and with a value one.
+func (s *source) methods(name string) (pointer, value bool) {
+	for _, d := range s.file.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Recv == nil || len(fd.Recv.List) != 1 || fd.Name.Name != name {
+			continue
+		}
+		if _, ok := fd.Recv.List[0].Type.(*ast.StarExpr); ok {
+			pointer = true
+		} else {
+			value = true
+		}
+	}
+	return pointer, value
 }

@@ -10,9 +10,11 @@ import (
 	"go/token"
 	"io"
 	"math"
+	"path"
 	"reflect"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"unsafe"
@@ -25,16 +27,33 @@ import (
 // the numerics that compute it (gomlxmodel.Numerics: the backend and, on XLA, the processor), the name and the
 // value of every part (Of). It fails, naming the part, where a part cannot be keyed.
 func Key(name string, parts ...any) (string, error) {
+	k, err := KeyOf(name, parts...)
+	return k.Key, err
+}
+
+// Keyed is a result's key, and what of the code it holds comes from outside the library.
+type Keyed struct {
+	Key string
+	// Outside names each type and function from outside the library (a notebook cell's) whose code the key holds,
+	// in the order they were met; nil when the key holds only the library's code (Version). The key reads that
+	// code as written; what it reads at run time beyond its code (a package variable, vetted by the rules Of
+	// states) a store verifies before it serves a result computed by it.
+	Outside []string
+}
+
+// KeyOf is Key, saying also which code from outside the library the key holds.
+func KeyOf(name string, parts ...any) (Keyed, error) {
 	numerics, err := gomlxmodel.Numerics()
 	if err != nil {
 		numerics = "unavailable"
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", Version(), numerics, name)
-	w := &walker{h: h, seen: map[uintptr]bool{}}
+	var outside []string
+	w := &walker{h: h, seen: map[uintptr]bool{}, foreign: &outside}
 	for i, p := range parts {
 		if err := w.any(p, fmt.Sprintf("part %d", i)); err != nil {
-			return "", fmt.Errorf("%s: %w", name, err)
+			return Keyed{}, fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	safe := []byte(name)
@@ -43,7 +62,7 @@ func Key(name string, parts ...any) (string, error) {
 			safe[i] = '_'
 		}
 	}
-	return fmt.Sprintf("%s-%s", safe, hex.EncodeToString(h.Sum(nil))[:20]), nil
+	return Keyed{Key: fmt.Sprintf("%s-%s", safe, hex.EncodeToString(h.Sum(nil))[:20]), Outside: outside}, nil
 }
 
 // Of returns a short hash of everything that determines what v computes, read off v itself: its type's name, the
@@ -55,15 +74,20 @@ func Key(name string, parts ...any) (string, error) {
 //   - a type declared elsewhere (a notebook cell's) by the code of its declaration, its methods and every
 //     top-level declaration they reach (comments, layout and local names aside), or as the library's where that
 //     code is, token for token, a copy of the library's (a notebook's #@save code);
-//   - a top-level function, or a function literal that captures nothing, by the code of the declaration that
-//     holds it and everything it reaches.
+//   - a top-level function by the code of its declaration and everything it reaches; a function literal by its own
+//     code and everything it reaches (two literals in one function are two codes).
+//
+// Code outside the library that reads a package variable is refused unless nothing in its file can change the
+// variable after its declaration (mutableGlobals): its value is then the one its declaration, which the key holds,
+// gives.
 //
 // A value Of cannot see through is refused with an error that says how to make it keyable: a function literal
-// that captures variables (their values are not in its code), a method value (its receiver is not), a channel, an
-// unsafe pointer, a cyclic value.
+// that captures anything declared in a function around it (a parameter, a local, a loop variable: its value is not
+// in the literal's code), a literal that shares its first line with another (the runtime does not say which one it
+// is), a method value (its receiver is not in its code), a channel, an unsafe pointer, a cyclic value.
 func Of(v any) (string, error) {
 	h := sha256.New()
-	if err := (&walker{h: h, seen: map[uintptr]bool{}}).any(v, "value"); err != nil {
+	if err := (&walker{h: h, seen: map[uintptr]bool{}, foreign: new([]string)}).any(v, "value"); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
@@ -71,8 +95,16 @@ func Of(v any) (string, error) {
 
 // walker writes values to h.
 type walker struct {
-	h    io.Writer
-	seen map[uintptr]bool // the pointers on the path from the root: a cycle is refused
+	h       io.Writer
+	seen    map[uintptr]bool // the pointers on the path from the root: a cycle is refused
+	foreign *[]string        // the code from outside the library written so far (Keyed.Outside)
+}
+
+// outside records that the walker wrote the code of what from outside the library.
+func (w *walker) outside(what string) {
+	if !slices.Contains(*w.foreign, what) {
+		*w.foreign = append(*w.foreign, what)
+	}
 }
 
 func (w *walker) str(s string) {
@@ -196,10 +228,10 @@ func (w *walker) mapValue(v reflect.Value, path string) error {
 	for iter.Next() {
 		var kb, vb bytes.Buffer
 		kp := fmt.Sprintf("%s[%v]", path, iter.Key())
-		if err := (&walker{h: &kb, seen: w.seen}).value(copyOf(iter.Key()), kp); err != nil {
+		if err := (&walker{h: &kb, seen: w.seen, foreign: w.foreign}).value(copyOf(iter.Key()), kp); err != nil {
 			return err
 		}
-		if err := (&walker{h: &vb, seen: w.seen}).value(copyOf(iter.Value()), kp); err != nil {
+		if err := (&walker{h: &vb, seen: w.seen, foreign: w.foreign}).value(copyOf(iter.Value()), kp); err != nil {
 			return err
 		}
 		entries = append(entries, entry{kb.Bytes(), vb.Bytes()})
@@ -230,6 +262,9 @@ func (w *walker) typ(t reflect.Type, path string) error {
 	if err != nil {
 		return fmt.Errorf("%s (%s): %w", path, t, err)
 	}
+	if code != "" {
+		w.outside(name)
+	}
 	w.str(name)
 	w.str(code)
 	return nil
@@ -255,7 +290,7 @@ func typeCode(t reflect.Type) (name, code string, err error) {
 		return "", "", fmt.Errorf("no declaration of %s in %s", t.Name(), file)
 	}
 	reached := s.reach(decls)
-	if err := s.readsAssigned(reached); err != nil {
+	if err := s.readsMutable(reached); err != nil {
 		return "", "", err
 	}
 	if s.showsLibrary(reached) {
@@ -297,6 +332,10 @@ func methodSource(t reflect.Type) (string, int) {
 // agentrlPath is the import path of agentrl, whose code a notebook's copy of the library's code keys as.
 var agentrlPath = reflect.TypeFor[agentrl.Run]().PkgPath()
 
+// modulePath is the import path of this module, whose packages' functions do not modify their arguments
+// (mutableGlobals).
+var modulePath = path.Dir(agentrlPath)
+
 // literal matches the runtime's name of a function literal (pkg.F.func1, pkg.F.func1.2, pkg.glob..func1).
 var literal = regexp.MustCompile(`\.func\d+(\.\d+)*$`)
 
@@ -323,40 +362,47 @@ func (w *walker) fn(v reflect.Value, path string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", path, name, err)
 	}
-	if literal.MatchString(name) {
-		if captured := s.captures(line); len(captured) > 0 {
-			return fmt.Errorf("%s: the function literal at %s:%d captures %s, whose values are not in its code: "+
-				"make it a value the key can read (a struct type with a field for each, and a method that does the work)",
-				path, shortFile(file), line, strings.Join(captured, ", "))
+	if libraryPackage(file) != "" { // Version holds its code; the runtime's name says which function it is
+		if literal.MatchString(name) {
+			for _, lit := range s.literalsAt(line) {
+				if captured := s.captures(lit); len(captured) > 0 {
+					return fmt.Errorf("%s: the library's function literal %s captures %s, whose values are not in "+
+						"its code: pass a value of the library's that holds them", path, name, strings.Join(captured, ", "))
+				}
+			}
 		}
-	}
-	if libraryPackage(file) != "" {
 		w.str(name)
 		return nil
 	}
-	roots := s.declsAt(line)
-	if len(roots) == 0 {
-		return fmt.Errorf("%s: %s: no top-level declaration at %s:%d", path, name, file, line)
+	roots, lit, err := s.funcRoots(name, line)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	reached := s.reach(roots)
-	if err := s.readsAssigned(reached); err != nil {
+	if err := s.readsMutable(reached); err != nil {
 		return fmt.Errorf("%s: %s: %w", path, name, err)
 	}
-	if s.showsLibrary(reached) {
+	if lit == nil && s.showsLibrary(reached) {
 		w.str(agentrlPath + "." + s.nameOf(roots[0])) // as the runtime names the library's function
 		return nil
 	}
+	where := s.nameOf(roots[0])
+	if lit != nil {
+		where = fmt.Sprintf("the function literal at %s:%d", shortFile(s.name), line)
+	}
+	w.outside(where)
 	w.str(s.hash(roots))
 	return nil
 }
 
-// readsAssigned refuses code (the declarations reached) that reads a package variable some statement assigns:
-// its value at run time is not the one its declaration gives, which is what the key holds.
-func (s *source) readsAssigned(reached []ast.Node) error {
-	if names := s.assignedGlobals(reached); len(names) > 0 {
-		return fmt.Errorf("the code reads the package variables %s, which code it does not reach assigns: their "+
-			"values are not in the code; declare each once with its value, or make it a field of the value the run "+
-			"is given", strings.Join(names, ", "))
+// readsMutable refuses code (the declarations reached) that reads a package variable whose value other code may
+// change (mutableGlobals): its value at run time need not be the one its declaration gives, which is what the key
+// holds.
+func (s *source) readsMutable(reached []ast.Node) error {
+	if names := s.mutableGlobals(reached); len(names) > 0 {
+		return fmt.Errorf("the code reads the package variables %s, whose values code other than their "+
+			"declarations may change: declare each once with its value and only read it, or make it a field of the "+
+			"value the run is given", strings.Join(names, ", "))
 	}
 	return nil
 }
@@ -370,49 +416,61 @@ func shortFile(file string) string {
 	return strings.Join(parts, "/")
 }
 
-// captures names the variables that the function literals starting at line capture and whose values their code
-// does not determine: a parameter (of the function that holds a literal, or of a literal around it), or any local
-// of a top-level function with parameters or a receiver. A local that a top-level function without parameters
-// computes (a cell's function) is computed by code the key holds.
-func (s *source) captures(line int) []string {
+// funcRoots returns the code of the function the runtime names name, whose code starts at line: a function
+// literal's own (lit), or the top-level declarations at line. It refuses a literal that captures anything declared
+// in a function around it, and one that shares its first line with another.
+func (s *source) funcRoots(name string, line int) (roots []ast.Node, lit *ast.FuncLit, err error) {
+	if !literal.MatchString(name) {
+		if roots = s.declsAt(line); len(roots) == 0 {
+			return nil, nil, fmt.Errorf("%s: no top-level declaration at %s:%d", name, s.name, line)
+		}
+		return roots, nil, nil
+	}
+	lits := s.literalsAt(line)
+	if len(lits) != 1 {
+		return nil, nil, fmt.Errorf("%d function literals start at %s:%d, and the runtime does not say which one "+
+			"this is: put the one you pass on a line of its own", len(lits), shortFile(s.name), line)
+	}
+	if captured := s.captures(lits[0]); len(captured) > 0 {
+		return nil, nil, fmt.Errorf("the function literal at %s:%d captures %s, whose values are not in its code: "+
+			"make it a value the key can read (a struct type with a field for each, and a method that does the work)",
+			shortFile(s.name), line, strings.Join(captured, ", "))
+	}
+	return []ast.Node{lits[0]}, lits[0], nil
+}
+
+// literalsAt returns the function literals that start at line.
+func (s *source) literalsAt(line int) []*ast.FuncLit {
+	var lits []*ast.FuncLit
+	ast.Inspect(s.file, func(n ast.Node) bool {
+		if fl, ok := n.(*ast.FuncLit); ok && s.fset.Position(fl.Pos()).Line == line {
+			lits = append(lits, fl)
+		}
+		return true
+	})
+	return lits
+}
+
+// captures names the variables that the function literal fl captures: every name declared outside fl but inside a
+// function (a parameter, a receiver, a local variable, constant or type, a loop variable). Its value when fl runs
+// is not in fl's code, whatever computed it.
+func (s *source) captures(fl *ast.FuncLit) []string {
 	seen := map[string]bool{}
 	var names []string
-	ast.Inspect(s.file, func(n ast.Node) bool {
-		fl, ok := n.(*ast.FuncLit)
-		if !ok || s.fset.Position(fl.Pos()).Line != line {
+	ast.Inspect(fl.Body, func(n ast.Node) bool {
+		id, ok := n.(*ast.Ident)
+		if !ok || id.Obj == nil || id.Obj.Kind == ast.Lbl || !s.isLocal(id) || seen[id.Name] {
 			return true
 		}
-		top := s.enclosingFunc(fl.Pos())
-		params := top != nil && (top.Recv != nil || top.Type.Params.NumFields() > 0)
-		ast.Inspect(fl.Body, func(n ast.Node) bool {
-			id, ok := n.(*ast.Ident)
-			if !ok || id.Obj == nil || !s.isLocal(id) || seen[id.Name] {
-				return true
-			}
-			p := declPos(id.Obj)
-			if !p.IsValid() || fl.Pos() <= p && p < fl.End() {
-				return true // declared inside the literal
-			}
-			if _, param := id.Obj.Decl.(*ast.Field); param || params {
-				seen[id.Name] = true
-				names = append(names, id.Name)
-			}
-			return true
-		})
+		if p := declPos(id.Obj); !p.IsValid() || fl.Pos() <= p && p < fl.End() {
+			return true // declared inside the literal
+		}
+		seen[id.Name] = true
+		names = append(names, id.Name)
 		return true
 	})
 	sort.Strings(names)
 	return names
-}
-
-// enclosingFunc is the top-level function declaration that holds pos, or nil.
-func (s *source) enclosingFunc(pos token.Pos) *ast.FuncDecl {
-	for _, d := range s.file.Decls {
-		if fd, ok := d.(*ast.FuncDecl); ok && fd.Pos() <= pos && pos < fd.End() {
-			return fd
-		}
-	}
-	return nil
 }
 
 // declPos is where obj is declared.

@@ -1,0 +1,215 @@
+package codekey_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/codekey"
+)
+
+// cellProgram is a notebook cell program as GoNB assembles it: run and the literal in main are what a key holds.
+const cellProgram = `package main
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/agentrl-go/agentrl/agentrl"
+)
+
+type cfg struct {
+	Scale   float64
+	Weights []float64
+}
+
+func (c cfg) scaled() float64 { return c.Scale * 2 }
+
+func (c *cfg) set(x float64) { c.Scale = x }
+
+func (c cfg) reset() { c.Weights[0] = 0 }
+
+var weights = []float64{1, 2, 3}
+
+var settings = cfg{Scale: 1}
+
+var table = map[string]float64{"a": 1}
+
+func show(w []float64) { fmt.Println(w[0], len(w)) }
+
+func scale(w []float64) { w[0] *= 2 }
+
+func run() float64 { return weights[0] + settings.scaled() + table["a"] }
+
+func main() {
+	est := agentrl.AdvantageFunc(func(s agentrl.StepBatch) ([][]float32, error) {
+		return agentrl.BroadcastAdvantages(agentrl.ComputeAdvantages(s.Batch.Rewards, s.Cfg.GroupSize), s.Batch.Mask()), nil
+	})
+	neg := agentrl.AdvantageFunc(func(s agentrl.StepBatch) ([][]float32, error) {
+		adv := agentrl.ComputeAdvantages(s.Batch.Rewards, s.Cfg.GroupSize)
+		for i := range adv {
+			adv[i] = -adv[i]
+		}
+		return agentrl.BroadcastAdvantages(adv, s.Batch.Mask()), nil
+	})
+	fmt.Println(run(), est != nil, neg != nil)
+	//EDIT
+}
+`
+
+// literal names the runtime gives main's two literals, and the lines they start at.
+const (
+	estName, estLine = "main.main.func1", 34
+	negName, negLine = "main.main.func2", 37
+)
+
+// TestMutations is the mutation suite of the keys: each edit a reader can make to a cell program either changes the
+// key of the code it affects or is refused, never keeps an old key for another computation.
+func TestMutations(t *testing.T) {
+	ref, err := codekey.SourceHash([]byte(cellProgram), "run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refEst, err := codekey.FuncHash([]byte(cellProgram), estName, estLine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refNeg, err := codekey.FuncHash([]byte(cellProgram), negName, negLine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refEst == refNeg {
+		t.Fatal("two literals in one function: one key")
+	}
+	edit := func(old, new string) []byte {
+		if !strings.Contains(cellProgram, old) {
+			t.Fatalf("%q is not in the program", old)
+		}
+		return []byte(strings.Replace(cellProgram, old, new, 1))
+	}
+	// Uses of the package variables that run reads: each may change what run computes, so run is refused.
+	for _, tc := range []struct{ name, old, new, want string }{
+		{"an element written", "//EDIT", "weights[0] = 5", "weights (line 45: assigned)"},
+		{"a map written", "//EDIT", `table["a"] = 2`, "table (line 45: assigned)"},
+		{"a field written", "//EDIT", "settings.Scale = 2", "settings (line 45: assigned)"},
+		{"a field incremented", "//EDIT", "settings.Scale++", "assigned"},
+		{"a whole assignment", "//EDIT", "weights, _ = []float64{9}, 0", "assigned"},
+		{"a range clause", "//EDIT", "var i int\n\tfor i, weights[0] = range []float64{7} {\n\t}\n\t_ = i", "assigned by a range clause"},
+		{"copy", "//EDIT", "copy(weights, []float64{4})", "given to copy"},
+		{"append", "//EDIT", "weights = append(weights[:0], 4)", "weights (line 45"},
+		{"append into its array", "//EDIT", "_ = append(weights[:1], 4)", "given to append"},
+		{"delete", "//EDIT", `delete(table, "a")`, "given to delete"},
+		{"clear", "//EDIT", "clear(table)", "given to clear"},
+		{"a pointer", "//EDIT", "p := &weights\n\t(*p)[0] = 4", "its address taken"},
+		{"a pointer to a field", "//EDIT", "p := &settings.Scale\n\t*p = 4", "its address taken"},
+		{"a pointer-receiver method", "//EDIT", "settings.set(4)", "its pointer-receiver method set called"},
+		{"a value-receiver method that writes through its receiver", "//EDIT", "settings.reset()", "its method reset called"},
+		{"a standard library function that sorts", "//EDIT", "sort.Float64s(weights)", "given to sort.Float64s"},
+		{"a cell's function that writes its parameter", "//EDIT", "scale(weights)", "given to scale, where it is assigned"},
+		{"an init function", "func run()", "func init() { weights[1] = 0 }\n\nfunc run()", "assigned"},
+		{"another variable's initializer", "func run()", "var _ = func() int { settings.Scale = 4; return 0 }()\n\nfunc run()", "assigned"},
+		{"a pointer in an initializer", "func run()", "var alias = &table\n\nfunc run()", "its address taken"},
+		{"run itself counting", "return weights[0]", "table[\"n\"]++\n\treturn weights[0]", "assigned"},
+	} {
+		_, err := codekey.SourceHash(edit(tc.old, tc.new), "run")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+	// Reads, and edits the keys of run and of the literals do not hold: the same hashes.
+	for _, tc := range []struct{ name, old, new string }{
+		{"printed", "//EDIT", `fmt.Println(weights, len(weights), settings.scaled(), table["a"])`},
+		{"given to a cell's function that reads", "//EDIT", "show(weights)"},
+		{"given to the library", "//EDIT", "_ = agentrl.BroadcastAdvantages(nil, nil)\n\t_ = agentrl.NewRNG(uint64(len(weights)))"},
+		{"copied and the copy changed", "//EDIT", "x := weights[0]\n\tx = 3\n\t_ = x"},
+		{"appended elsewhere", "//EDIT", "var all []float64\n\tall = append(all, weights...)\n\t_ = all"},
+		{"copied from", "//EDIT", "dst := make([]float64, 3)\n\tcopy(dst, weights)"},
+		{"a value method bound", "//EDIT", "f := settings.scaled\n\t_ = f"},
+	} {
+		src := edit(tc.old, tc.new)
+		if h, err := codekey.SourceHash(src, "run"); err != nil || h != ref {
+			t.Errorf("%s: %v, changed %v: want the same hash", tc.name, err, h != ref)
+		}
+	}
+	// The literals: each keyed by its own code.
+	for _, tc := range []struct {
+		name, old, new string
+		lit            string // "est" or "neg": the literal whose key is checked
+		line           int
+		want           string // the refusal, or "" when the hash must change
+		same           bool   // the hash must stay
+	}{
+		{"the negation removed", "adv[i] = -adv[i]", "adv[i] = adv[i]", "neg", negLine, "", false},
+		{"the other literal edited", "adv[i] = -adv[i]", "adv[i] = 2 * adv[i]", "est", estLine, "", true},
+		{"the function around edited", "fmt.Println(run(), est != nil, neg != nil)", "fmt.Println(est != nil)", "est", estLine, "", true},
+		{"a local of its own", "adv := agentrl.ComputeAdvantages", "sign := float32(-1)\n\t\t_ = sign\n\t\tadv := agentrl.ComputeAdvantages", "neg", negLine, "", false},
+		{"a loop variable", "\test := agentrl.AdvantageFunc(func(s agentrl.StepBatch) ([][]float32, error) {\n\t\treturn",
+			"\tfor _, sign := range []float32{1, -1} {\n\t\t_ = agentrl.AdvantageFunc(func(s agentrl.StepBatch) ([][]float32, error) { _ = sign; return nil, nil })\n\t}\n\test := agentrl.AdvantageFunc(func(s agentrl.StepBatch) ([][]float32, error) {\n\t\treturn",
+			"est", estLine + 1, "captures sign", false},
+		{"a local of main", "\test := agentrl.AdvantageFunc(func(s agentrl.StepBatch) ([][]float32, error) {\n\t\treturn agentrl.BroadcastAdvantages(",
+			"\tscale := float32(2)\n\test := agentrl.AdvantageFunc(func(s agentrl.StepBatch) ([][]float32, error) {\n\t\t_ = scale\n\t\treturn agentrl.BroadcastAdvantages(",
+			"est", estLine + 1, "captures scale", false},
+		{"two literals on one line", "\test := agentrl.AdvantageFunc(func(s agentrl.StepBatch) ([][]float32, error) {\n\t\treturn",
+			"\test := agentrl.AdvantageFunc(func(s agentrl.StepBatch) ([][]float32, error) { _ = func() {}\n\t\treturn",
+			"est", estLine, "2 function literals start", false},
+		{"a package variable the cell changes", "adv := agentrl.ComputeAdvantages", "_ = weights[0]\n\t\tadv := agentrl.ComputeAdvantages", "neg", negLine, "", false},
+	} {
+		src := edit(tc.old, tc.new)
+		name, ref := estName, refEst
+		if tc.lit == "neg" {
+			name, ref = negName, refNeg
+		}
+		h, err := codekey.FuncHash(src, name, tc.line)
+		switch {
+		case tc.want != "":
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.same && h != ref:
+			t.Errorf("%s: the literal's hash changed", tc.name)
+		case !tc.same && h == ref:
+			t.Errorf("%s: the literal's hash did not change", tc.name)
+		}
+	}
+	// A literal reading a package variable that the cell changes is refused.
+	src := edit("adv := agentrl.ComputeAdvantages", "_ = weights[0]\n\t\tadv := agentrl.ComputeAdvantages")
+	src = []byte(strings.Replace(string(src), "//EDIT", "weights[0] = 2", 1))
+	if _, err := codekey.FuncHash(src, negName, negLine); err == nil || !strings.Contains(err.Error(), "weights") {
+		t.Errorf("a literal reading a variable the cell writes: %v, want an error naming weights", err)
+	}
+}
+
+// sign is a struct whose method returns a literal capturing its receiver: a closure over a struct's field.
+type sign struct{ S float32 }
+
+func (s sign) estimator() agentrl.AdvantageFunc {
+	return func(agentrl.StepBatch) ([][]float32, error) { _ = s.S; return nil, nil }
+}
+
+// TestOfLiterals checks, on functions this process runs, that literals are keyed by their own code and that what
+// they capture is refused.
+func TestOfLiterals(t *testing.T) {
+	plus := agentrl.AdvantageFunc(func(s agentrl.StepBatch) ([][]float32, error) { return nil, nil })
+	minus := agentrl.AdvantageFunc(func(s agentrl.StepBatch) ([][]float32, error) { return [][]float32{}, nil })
+	if of(t, plus) == of(t, minus) {
+		t.Error("two literals in one function: one key")
+	}
+	for _, sg := range []float32{1, -1} {
+		f := agentrl.AdvantageFunc(func(agentrl.StepBatch) ([][]float32, error) { _ = sg; return nil, nil })
+		if _, err := codekey.Of(f); err == nil || !strings.Contains(err.Error(), "captures sg") {
+			t.Errorf("a literal capturing a loop variable: %v", err)
+		}
+	}
+	if _, err := codekey.Of(sign{-1}.estimator()); err == nil || !strings.Contains(err.Error(), "captures s") {
+		t.Errorf("a literal capturing its method's receiver: %v", err)
+	}
+	k, err := codekey.KeyOf("x", plus)
+	if err != nil || len(k.Outside) != 1 || !strings.Contains(k.Outside[0], "function literal") {
+		t.Errorf("KeyOf(a literal).Outside = %q, %v: want the literal", k.Outside, err)
+	}
+	if k, err := codekey.KeyOf("x", agentrl.AdvantageFunc(agentrl.GroupAdvantages), agentrl.EarlyStop{}); err != nil || k.Outside != nil {
+		t.Errorf("KeyOf(the library's code).Outside = %q, %v: want none", k.Outside, err)
+	}
+}
