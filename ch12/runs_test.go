@@ -33,16 +33,12 @@ type testWriter struct{ t *testing.T }
 
 func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
 
-// freshCritic and otherCritic are warm-ups that count their calls.
-var warmUps counter
-
+// freshCritic and otherCritic are two warm-ups.
 func freshCritic(base *gomlxmodel.Model, _ []agentrl.Task, _ *agentrl.Tokenizer, _ agentrl.RLConfig) (*gomlxmodel.Critic, error) {
-	warmUps.inc()
 	return gomlxmodel.NewCritic(base, 1)
 }
 
 func otherCritic(base *gomlxmodel.Model, _ []agentrl.Task, _ *agentrl.Tokenizer, _ agentrl.RLConfig) (*gomlxmodel.Critic, error) {
-	warmUps.inc()
 	return gomlxmodel.NewCritic(base, 2)
 }
 
@@ -51,7 +47,8 @@ func otherCritic(base *gomlxmodel.Model, _ []agentrl.Task, _ *agentrl.Tokenizer,
 func TestCriticIsStoredByCode(t *testing.T) {
 	ch := testChapter(t)
 	cfg := agentrl.DefaultRLConfig()
-	warmUps.reset()
+	var notices strings.Builder
+	ch.Store.Notices = &notices
 	for _, tc := range []struct {
 		name  string
 		warm  WarmFunc
@@ -66,8 +63,8 @@ func TestCriticIsStoredByCode(t *testing.T) {
 		if _, err := ch.Critic(tc.cfg(cfg), tc.warm); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if warmUps.n != tc.calls {
-			t.Errorf("%s: %d warm-ups so far, want %d", tc.name, warmUps.n, tc.calls)
+		if n := strings.Count(notices.String(), "cache: computed"); n != tc.calls {
+			t.Errorf("%s: %d warm-ups so far, want %d", tc.name, n, tc.calls)
 		}
 	}
 }

@@ -15,9 +15,33 @@ import (
 // BaseKey is the key under which Base stores b's base agent.
 func BaseKey(b agentrl.BaseRun) (string, error) { return codekey.Key("rl_base", b) }
 
+// errFirstStepDone stops a base agent's training after its first step (baseFirstStep).
+var errFirstStepDone = errors.New("first step done")
+
+// baseFirstStep trains b's first step and returns its record (stepRecord).
+func baseFirstStep(b agentrl.BaseRun) ([]byte, error) {
+	src := agentrl.NewSource(b.Seed())
+	var record []byte
+	_, err := b.Train(nil, rand.New(src), 0, func(step int, m *gomlxmodel.Model, _ float64) error {
+		var err error
+		if record, err = stepRecord(&agentrl.Run{Policy: m}, src); err != nil {
+			return err
+		}
+		return errFirstStepDone
+	})
+	if !errors.Is(err, errFirstStepDone) {
+		if err == nil {
+			err = errors.New("runs: the base agent's training has no step")
+		}
+		return nil, err
+	}
+	return record, nil
+}
+
 // Base returns the base agent that b trains: loaded from s, resumed from the progress s holds, or trained. Its key
 // is b's value (the recipe, the tasks, the tokenizer, the environment with its arguments). It is checked before
-// anything is loaded or trained, and resumable as Train's runs are.
+// anything is loaded or trained, resumable as Train's runs are, and verified as they are where its environment is
+// code from outside the library.
 func Base(s *store.Store, b agentrl.BaseRun) (*gomlxmodel.Model, error) {
 	if s == nil {
 		return nil, errors.New("runs: Base: the store is nil: open one with store.Default or store.Open")
@@ -25,11 +49,11 @@ func Base(s *store.Store, b agentrl.BaseRun) (*gomlxmodel.Model, error) {
 	if err := b.Check(); err != nil {
 		return nil, err
 	}
-	key, err := BaseKey(b)
+	k, err := codekey.KeyOf("rl_base", b)
 	if err != nil {
 		return nil, fmt.Errorf("runs: Base: %w", err)
 	}
-	return store.Resumable(s, key, ModelCodec(), func(r *store.Resume) (*gomlxmodel.Model, error) {
+	compute := func(r *store.Resume) (*gomlxmodel.Model, error) {
 		var model *gomlxmodel.Model
 		src, first := agentrl.NewSource(b.Seed()), 0
 		if state, step, ok := r.Restore(); ok {
@@ -43,11 +67,23 @@ func Base(s *store.Store, b agentrl.BaseRun) (*gomlxmodel.Model, error) {
 		prog := r.Progress("base agent", b.Config.Steps, first)
 		return b.Train(model, rand.New(src), first, func(step int, m *gomlxmodel.Model, loss float64) error {
 			prog.Done(step, fmt.Sprintf("cross-entropy %.3f", loss))
+			if step == 0 {
+				record, err := stepRecord(&agentrl.Run{Policy: m}, src)
+				if err != nil {
+					return err
+				}
+				r.FirstStep(record)
+			}
 			return r.StepDone(step, b.Config.Steps, func(w io.Writer) error {
 				return encodeState(w, &agentrl.Run{Policy: m}, src)
 			})
 		})
-	})
+	}
+	if k.Outside == nil { // the library's code alone: the key holds all of it
+		return store.Resumable(s, k.Key, ModelCodec(), compute)
+	}
+	verify := store.Verify{First: func() ([]byte, error) { return baseFirstStep(b) }, Why: outside(k.Outside)}
+	return store.ResumableVerified(s, k.Key, ModelCodec(), verify, compute)
 }
 
 // ModelCodec stores a TinyAgent (weights and optimizer state).

@@ -6,6 +6,7 @@ package runs
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -25,7 +26,8 @@ type checker interface{ Check() error }
 
 // Key is the key under which Train stores loop's run from base with inputs.
 func Key(base *gomlxmodel.Model, loop agentrl.Loop, inputs ...any) (string, error) {
-	return codekey.Key("train/"+Name(loop), base, loop, inputs)
+	k, err := codekey.KeyOf("train/"+Name(loop), base, loop, inputs)
+	return k.Key, err
 }
 
 // Check returns an error, naming what to change, when Train would refuse loop whatever its base: a nil loop, no
@@ -68,7 +70,10 @@ func Name(loop agentrl.Loop) string {
 // code reads from its surroundings rather than its fields (the chapter's tasks for a loop written in a cell). A loop with a Check method is
 // checked first, as is everything else, before anything is loaded, trained or printed. While it trains, its
 // progress is saved every s.CheckpointEvery and at once on an interrupt, after which Train returns an error
-// wrapping store.ErrInterrupted; run again, it resumes bit-identically.
+// wrapping store.ErrInterrupted; run again, it resumes bit-identically. Where the key holds code from outside the
+// library (a cell's loop, environment, estimator, metric), which may read at run time what its code does not show,
+// the store verifies a stored run before it serves it (store.ResumableVerified): it runs the first step again and
+// compares the state after it, and computes the run again, saying so, where they differ.
 func Train(s *store.Store, base *gomlxmodel.Model, loop agentrl.Loop, inputs ...any) (*agentrl.Run, error) {
 	switch {
 	case s == nil:
@@ -79,13 +84,50 @@ func Train(s *store.Store, base *gomlxmodel.Model, loop agentrl.Loop, inputs ...
 	if err := Check(loop); err != nil {
 		return nil, err
 	}
-	key, err := Key(base, loop, inputs...)
+	k, err := codekey.KeyOf("train/"+Name(loop), base, loop, inputs)
 	if err != nil {
 		return nil, fmt.Errorf("runs: Train: %w", err)
 	}
-	return store.Resumable(s, key, RunCodec(), func(r *store.Resume) (*agentrl.Run, error) {
-		return train(r, base, loop)
-	})
+	compute := func(r *store.Resume) (*agentrl.Run, error) { return train(r, base, loop) }
+	if k.Outside == nil { // the library's code alone: the key holds all of it
+		return store.Resumable(s, k.Key, RunCodec(), compute)
+	}
+	verify := store.Verify{First: func() ([]byte, error) { return firstStep(base, loop) }, Why: outside(k.Outside)}
+	return store.ResumableVerified(s, k.Key, RunCodec(), verify, compute)
+}
+
+// outside says which code from outside the library a key holds.
+func outside(code []string) string {
+	return "the code of " + strings.Join(code, ", ")
+}
+
+// firstStep runs loop's first step from base and returns its record (stepRecord).
+func firstStep(base *gomlxmodel.Model, loop agentrl.Loop) ([]byte, error) {
+	_, seed := loop.Plan()
+	src := agentrl.NewSource(seed)
+	run, err := loop.Start(base)
+	if err != nil {
+		return nil, err
+	}
+	if run == nil || run.Policy == nil {
+		return nil, fmt.Errorf("runs: %s's Start returned no policy: a run needs one", Name(loop))
+	}
+	run.Base = base
+	if err := loop.Step(run, 0, rand.New(src)); err != nil {
+		return nil, fmt.Errorf("%s: step 0: %w", Name(loop), err)
+	}
+	return stepRecord(run, src)
+}
+
+// stepRecord is the record of a run's state after a step that a verified store keeps (store.Verify): a digest of
+// everything the run holds then, the weights and optimizer moments after the update, the step's statistics and
+// episode log (what the sampled batch was), and the generator's state (how much the step drew).
+func stepRecord(run *agentrl.Run, src *rand.PCG) ([]byte, error) {
+	h := sha256.New()
+	if err := encodeState(h, run, src); err != nil {
+		return nil, err
+	}
+	return h.Sum(nil), nil
 }
 
 // train runs loop from base, or from the state r restores.
@@ -120,6 +162,13 @@ func train(r *store.Resume, base *gomlxmodel.Model, loop agentrl.Loop) (*agentrl
 			note = fmt.Sprintf("pass %.2f reward %+.2f turns %.2f", s.PassRate, s.Reward, s.Turns)
 		}
 		prog.Done(step, note)
+		if step == 0 {
+			record, err := stepRecord(run, src)
+			if err != nil {
+				return err
+			}
+			r.FirstStep(record)
+		}
 		return r.StepDone(step, steps, func(w io.Writer) error { return encodeState(w, run, src) })
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,20 +17,12 @@ import (
 	"github.com/agentrl-go/agentrl/store"
 )
 
-// sig says when sigEnv interrupts the process: while it makes the at-th environment since arm (0: never). It is
-// changed through methods: the key refuses code that reads a variable other code assigns.
-var sig sigControl
-
-type sigControl struct{ at, made int }
-
-func (c *sigControl) arm(at int) { c.at, c.made = at, 0 }
-
 // sigEnv makes Cfg's environments and sends the process an interrupt, as Jupyter's "interrupt the kernel" does,
 // while it makes the sig.at-th one: in the middle of a step.
 type sigEnv struct{ Cfg agentrl.RLConfig }
 
 func (e sigEnv) NewEnv() (agentrl.Env, error) {
-	if sig.made++; sig.made == sig.at {
+	if interruptNow() {
 		if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
 			return nil, err
 		}
@@ -165,5 +158,73 @@ func TestTrainKeysAndRefuses(t *testing.T) {
 	}
 	if entries, _ := filepath.Glob(filepath.Join(s.Dir(), "*.bin")); len(entries) > 0 {
 		t.Errorf("refused runs stored %v", entries)
+	}
+}
+
+// penaltyEnv makes environments whose step penalty it reads from the process's environment: what no key can hold.
+type penaltyEnv struct{ Cfg agentrl.RLConfig }
+
+func (e penaltyEnv) NewEnv() (agentrl.Env, error) {
+	cfg := e.Cfg
+	if p, err := strconv.ParseFloat(os.Getenv("RUNS_TEST_PENALTY"), 64); err == nil {
+		cfg.Reward.StepPenalty = p
+	}
+	return agentrl.MakeEnv(cfg)
+}
+
+// TestTrainVerifies checks that a run whose code is not the library's is served only after its first step is
+// computed again and matches (once per process), is computed again when it does not, and that a run of the
+// library's code alone is loaded without verification.
+func TestTrainVerifies(t *testing.T) {
+	base, loop := setup(t)
+	loop.Env = penaltyEnv{loop.Cfg}
+	var log bytes.Buffer
+	s := open(t, &log)
+	t.Setenv("RUNS_TEST_PENALTY", "0")
+	ref, err := runs.Train(s, base, loop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reopen := func() *store.Store { // another program: nothing verified yet
+		t.Helper()
+		log.Reset()
+		again, err := store.Open(s.Dir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		again.Notices = &log
+		return again
+	}
+	again := reopen()
+	got, err := runs.Train(again, base, loop)
+	if err != nil || !strings.Contains(log.String(), "cache: verified train_grpo-") || !bytes.Equal(encode(t, got), encode(t, ref)) {
+		t.Fatalf("the same run again: %v, log %q: want it verified and loaded, bit-identical", err, log.String())
+	}
+	log.Reset()
+	if _, err := runs.Train(again, base, loop); err != nil || strings.Contains(log.String(), "verif") {
+		t.Errorf("a third time in one process: %v, log %q: want it loaded without verifying again", err, log.String())
+	}
+	again = reopen()
+	t.Setenv("RUNS_TEST_PENALTY", "0.3") // what the key cannot see changes the run
+	other, err := runs.Train(again, base, loop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "computed otherwise") || !strings.Contains(log.String(), "runs_test.penaltyEnv") ||
+		!strings.Contains(log.String(), "cache: computed train_grpo-") {
+		t.Errorf("a run the key cannot tell apart: log %q, want it computed again, naming penaltyEnv", log.String())
+	}
+	if bytes.Equal(encode(t, other), encode(t, ref)) {
+		t.Error("the run computed again equals the stored one")
+	}
+	library := loop
+	library.Env = agentrl.EarlyStop{Cfg: loop.Cfg, MaxInvalid: 1}
+	if _, err := runs.Train(again, base, library); err != nil {
+		t.Fatal(err)
+	}
+	again = reopen()
+	if _, err := runs.Train(again, base, library); err != nil || strings.Contains(log.String(), "verif") ||
+		!strings.Contains(log.String(), "cache: loaded") {
+		t.Errorf("a run of the library's code: %v, log %q: want it loaded without verification", err, log.String())
 	}
 }

@@ -42,9 +42,10 @@ type Store struct {
 	// DefaultCheckpointEvery.
 	CheckpointEvery time.Duration
 
-	dir     string
-	storage *cache.Storage
-	held    sync.Map // key → the payload of an entry this process loaded or stored
+	dir      string
+	storage  *cache.Storage
+	held     sync.Map // key → the payload of an entry this process loaded or stored
+	verified sync.Map // the keys whose stored result this process verified (ResumableVerified)
 }
 
 // notices is where the store's notices go: Notices, or os.Stderr.

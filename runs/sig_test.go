@@ -1,0 +1,17 @@
+package runs_test
+
+// The test's interrupt, apart from sigEnv's file: it is instrumentation of the process, not an input of the run
+// (a key reads the code of the file that declares a type, as a notebook's cell program is one file).
+
+// sig says when sigEnv interrupts the process: while it makes the at-th environment since arm (0: never).
+var sig sigControl
+
+type sigControl struct{ at, made int }
+
+func (c *sigControl) arm(at int) { c.at, c.made = at, 0 }
+
+// interruptNow counts one environment made and reports whether it is the one to interrupt.
+func interruptNow() bool {
+	sig.made++
+	return sig.made == sig.at
+}
