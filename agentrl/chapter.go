@@ -70,14 +70,19 @@ func ContextView(ids []int32, owner []Owner, turn []int32, k, keepObs int) []int
 	return view
 }
 
-// ContextPolicy is a context policy: the token ids the policy sees before call k of an episode whose tokens so far
-// are ids, with their owners and turns. It must not modify its arguments; the view it returns may share memory
-// with ids and is not modified by its callers.
-type ContextPolicy func(ids []int32, owner []Owner, turn []int32, k int) []int32
+// ContextPolicy is a context policy: View returns the token ids the policy sees before call k of an episode whose
+// tokens so far are ids, with their owners and turns. View must not modify its arguments; the view it returns may
+// share memory with ids and is not modified by its callers. A context policy is a value, keyed with the run that
+// holds it: a policy of one's own is a type with a View method.
+type ContextPolicy interface {
+	View(ids []int32, owner []Owner, turn []int32, k int) []int32
+}
 
-// KeepObs is the chapter's context policy: ContextView with keepObs = n (n < 0: None, the full context).
-func KeepObs(n int) ContextPolicy {
-	return func(ids []int32, owner []Owner, turn []int32, k int) []int32 {
-		return ContextView(ids, owner, turn, k, n)
-	}
+// KeepObs is the chapter's context policy, the book's keep_obs: the last n observations (n < 0: None, the full
+// context).
+type KeepObs int
+
+// View is ContextView with keepObs = n.
+func (n KeepObs) View(ids []int32, owner []Owner, turn []int32, k int) []int32 {
+	return ContextView(ids, owner, turn, k, int(n))
 }

@@ -110,7 +110,7 @@ func ContextRolloutBatch(model *gomlxmodel.Model, envs []Env, tasks []Task, tok 
 			if e.Done || len(calls[b].view) > 0 {
 				continue
 			}
-			view := viewOf(e.IDs, e.Owner, e.Turn, len(e.Actions)) // a new call starts: fix its view
+			view := viewOf.View(e.IDs, e.Owner, e.Turn, len(e.Actions)) // a new call starts: fix its view
 			if len(view) == 0 {
 				return nil, nil, fmt.Errorf("context rollout: the context policy gave episode %d an empty view", b)
 			}
@@ -187,14 +187,14 @@ func EvaluateContext(model *gomlxmodel.Model, tasks []Task, tok *Tokenizer, view
 }
 
 // TrainContext is train_context as a Loop: Steps GRPO steps (ContextStep) on a copy of the base model, every call
-// seeing the last KeepObs observations of its episode (KeepObs < 0: the full context), with Cfg (the book's
-// RLConfig(seed=seed)). Its generator is seeded with Cfg.Seed.
+// seeing Context's view of its episode (the book's keep_obs: KeepObs(n); KeepObs(-1): the full context), with Cfg
+// (the book's RLConfig(seed=seed)). Its generator is seeded with Cfg.Seed.
 type TrainContext struct {
 	Tasks   []Task
 	Tok     *Tokenizer
 	Cfg     RLConfig
 	Steps   int
-	KeepObs int
+	Context ContextPolicy
 }
 
 // Plan is t's steps and seed.
@@ -205,6 +205,9 @@ func (t TrainContext) Start(base *gomlxmodel.Model) (*Run, error) {
 	if err := t.Cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if t.Context == nil {
+		return nil, fmt.Errorf("train context: the context policy is nil: pass KeepObs(-1) for the full context")
+	}
 	policy, err := base.Clone()
 	return &Run{Policy: policy}, err
 }
@@ -214,7 +217,7 @@ func (t TrainContext) Step(run *Run, step int, rng *rand.Rand) error {
 	if run.Base != nil {
 		run.Policy.SetAnchor(run.Base) // cfg.KLCoef's reference, also after a resume
 	}
-	trajs, err := ContextStep(run.Policy, t.Tasks, t.Tok, KeepObs(t.KeepObs), t.Cfg, rng)
+	trajs, err := ContextStep(run.Policy, t.Tasks, t.Tok, t.Context, t.Cfg, rng)
 	if err != nil {
 		return err
 	}

@@ -217,7 +217,7 @@ func TestTrainContextPolicyIsBitIdentical(t *testing.T) {
 	for _, keepObs := range []int{1, -1} {
 		t.Run(fmt.Sprint("keepObs=", keepObs), func(t *testing.T) {
 			want := modelBytes(t, must(oldTrainContext(base, train, tok, keepObs, cfg, steps)))
-			loop := TrainContext{Tasks: train, Tok: tok, Cfg: cfg, Steps: steps, KeepObs: keepObs}
+			loop := TrainContext{Tasks: train, Tok: tok, Cfg: cfg, Steps: steps, Context: KeepObs(keepObs)}
 			run := must(RunLoop(loop, base))
 			if got := modelBytes(t, run.Policy); !bytes.Equal(got, want) {
 				t.Error("TrainContext with KeepObs differs from the integer keepObs")
@@ -238,14 +238,13 @@ func TestContextPolicyRejected(t *testing.T) {
 	tok, train := testSetup(t)
 	policy := tinyPolicy(t, tok)
 	cfg := DefaultRLConfig()
-	empty := func([]int32, []Owner, []int32, int) []int32 { return nil }
 	for _, tc := range []struct {
 		name   string
 		viewOf ContextPolicy
 		want   string
 	}{
 		{"nil", nil, "KeepObs(-1)"},
-		{"empty view", empty, "empty view"},
+		{"empty view", emptyView{}, "empty view"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := EvaluateContext(policy, train[:1], tok, tc.viewOf, 1, 7, cfg)
@@ -260,3 +259,8 @@ func TestContextPolicyRejected(t *testing.T) {
 		})
 	}
 }
+
+// emptyView is a context policy that shows nothing.
+type emptyView struct{}
+
+func (emptyView) View([]int32, []Owner, []int32, int) []int32 { return nil }

@@ -87,8 +87,8 @@
 //	arl.pad_rows(rows, length, value)          PadRows(rows, width, pad) []int32
 //	arl.behavior_stats(trajs)                  BehaviorStats(trajs) Stats; InfoStats(infos) for env logs
 //	context_view (#@save)                      ContextView(ids, owner, turn, k, keepObs) (chapter.go; keepObs < 0 is None)
-//	keep_obs=n (the samplers' argument)        KeepObs(n) ContextPolicy (ours: a context policy is a function of the
-//	                                               episode so far, so a reader's own view replaces it)
+//	keep_obs=n (the samplers' argument)        KeepObs(n), a ContextPolicy (ours: a context policy is a value with a
+//	                                               View method, so a reader's own policy replaces it)
 //	(the call grammar)                         CallText(tool, args...), ParseCall(text); ToolRead, ToolEdit, ToolTest, ToolSubmit
 //
 // Training, evaluation and results (the chapter's own #@save code is in chapter.go and chapter_train.go):
@@ -126,7 +126,7 @@
 //	masked_whiten (#@save)                     MaskedWhiten(x, mask)
 //	call_sample (#@save)                       CallSample(episode, view, callIDs, callLogp)
 //	context_rollout_batch (#@save)             ContextRolloutBatch(model, envs, tasks, tok, viewOf, maxTurns, temperature, rng)
-//	train_context                              TrainContext{Tasks, Tok, Cfg, Steps, KeepObs} (a Loop); ContextStep (one step)
+//	train_context                              TrainContext{Tasks, Tok, Cfg, Steps, Context} (a Loop); ContextStep (one step)
 //	train_credit                               TrainCredit{Tasks, Tok, Cfg, Steps, Scheme, Lambda, Critic} (a Loop)
 //	evaluate_context (#@save)                  EvaluateContext(model, tasks, tok, viewOf, nSamples, seed, cfg)
 //	(cells run as separate programs)           packages store, codekey, runs (WriteRun/ReadRun are a run's bytes)

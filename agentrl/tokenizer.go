@@ -119,8 +119,9 @@ type UnknownWordsError struct {
 
 func (e *UnknownWordsError) Error() string {
 	return fmt.Sprintf("words outside the vocabulary %q in %q: the policy would read each as <unk>; build the tokenizer "+
-		"with them (agentrl.BuildTokenizer(tasks, words...), in a notebook ch.WithWords(words...), whose base agent is "+
-		"trained for the larger vocabulary) or use words the vocabulary has (tok.Stoi)", e.Words, e.Text)
+		"with them (agentrl.BuildTokenizer(tasks, words...); in a notebook ch, _ = ch.WithWords(words...), then "+
+		"ch.BaseIn(env) for a base agent trained in the environment that shows them) or use words the vocabulary "+
+		"has (tok.Stoi)", e.Words, e.Text)
 }
 
 // Decode joins the words of ids with spaces, turning <nl> back into "\n" (so Encode(Decode(ids)) == ids); ids

@@ -652,12 +652,12 @@ func TestTrainContext(t *testing.T) {
 	bad := cfg
 	bad.GroupSize = 0
 	for _, tc := range badRuns(train, cfg, bad) {
-		if _, err := RunLoop(TrainContext{Tasks: tc.tasks, Tok: tok, Cfg: tc.cfg, Steps: 2, KeepObs: 1}, base); err == nil {
+		if _, err := RunLoop(TrainContext{Tasks: tc.tasks, Tok: tok, Cfg: tc.cfg, Steps: 2, Context: KeepObs(1)}, base); err == nil {
 			t.Errorf("%s: no error", tc.name)
 		}
 	}
 	fingerprint := func(keepObs int) string {
-		run, err := RunLoop(TrainContext{Tasks: train, Tok: tok, Cfg: cfg, Steps: 2, KeepObs: keepObs}, base)
+		run, err := RunLoop(TrainContext{Tasks: train, Tok: tok, Cfg: cfg, Steps: 2, Context: KeepObs(keepObs)}, base)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -49,6 +49,16 @@ func (c *Chapter) RunFrom(base *gomlxmodel.Model, cfg agentrl.RLConfig, opts ...
 	return c.RunLoopFrom(base, g)
 }
 
+// RunInFrom is RunIn from base instead of the chapter's base agent: a run in an environment of one's own from a base
+// agent trained in it (BaseIn).
+func (c *Chapter) RunInFrom(base *gomlxmodel.Model, env Env, cfg agentrl.RLConfig, opts ...agentrl.RunOption) (*agentrl.Run, error) {
+	g, err := c.GRPO(env, cfg, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return c.RunLoopFrom(base, g)
+}
+
 // GRPO is the value of the chapter's GRPO run of cfg in env with opts, checked.
 func (c *Chapter) GRPO(env Env, cfg agentrl.RLConfig, opts ...agentrl.RunOption) (agentrl.GRPO, error) {
 	tasks := c.Train

@@ -114,8 +114,10 @@ func (c *Chapter) WithTasks(gen agentrl.TaskGen) (*Chapter, error) {
 
 // WithWords returns the chapter with words added to its tokenizer's vocabulary (the words of an environment's own
 // observations, which would otherwise be an error: agentrl.UnknownWordsError), and so with a base agent of its own
-// for the larger vocabulary, trained with the same recipe (minutes, once) on the first call of Base. Words the
-// vocabulary has already change nothing: the chapter is returned as it is.
+// for the larger vocabulary, trained with the same recipe (minutes, once) on the first call of Base. That agent
+// knows the words but has never seen them in an observation: for an environment that shows them, train its base
+// agent in that environment (BaseIn). Words the vocabulary has already change nothing: the chapter is returned as
+// it is.
 func (c *Chapter) WithWords(words ...string) (*Chapter, error) {
 	var added []string
 	for _, w := range words {
@@ -132,6 +134,18 @@ func (c *Chapter) WithWords(words ...string) (*Chapter, error) {
 	with.Tok = agentrl.BuildTokenizer(all, append(c.extra, added...)...)
 	with.extra = append(c.extra, added...)
 	return with, nil
+}
+
+// BaseIn is the RL base agent of an environment of one's own: trained as Base's, with the chapter's recipe, tasks
+// and tokenizer (WithWords' words included), on demonstrations played in env's environments, so that it has seen
+// their observations (a new word in them included) before RL starts. It is made once and stored, keyed by env's
+// value and code and the tokenizer; nil env is the chapter's own environment, Base. Train from it with RunInFrom
+// or RunLoopFrom, and evaluate with HeldOutIn.
+func (c *Chapter) BaseIn(env agentrl.EnvMaker) (*gomlxmodel.Model, error) {
+	if env == nil {
+		return c.Base()
+	}
+	return runs.Base(c.Store, agentrl.BaseRun{Config: c.recipe, Tasks: c.Train, Tok: c.Tok, Env: env})
 }
 
 // Base is the RL base agent (arl.make_rl_base), trained with agentrl.DefaultBaseConfig (SetupWith's recipe) on the
@@ -191,7 +205,8 @@ var statsCodec = store.Codec[agentrl.Stats]{
 }
 
 // Must returns v, or stops the cell with err: a run that was interrupted (its progress saved) ends the program
-// with one line that says so, any other error panics with its message.
+// with one line that says so; any other error ends it with one line, "error: " and the error's message (which says
+// what to change), and exit status 1, which the notebook shows and its harness counts as a failure.
 func Must[T any](v T, err error) T {
 	Check(err)
 	return v
@@ -200,13 +215,14 @@ func Must[T any](v T, err error) T {
 // Check stops the cell with err unless it is nil, as Must does: a cell's way to stop on an error of a call that
 // returns only an error.
 func Check(err error) {
-	switch {
-	case err == nil:
-	case errors.Is(err, store.ErrInterrupted):
-		syncWithin(time.Second) // the status block, with its "progress saved" line, shows first
+	if err == nil {
+		return
+	}
+	syncWithin(time.Second) // the status block, with its notices, shows first
+	if errors.Is(err, store.ErrInterrupted) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(0)
-	default:
-		panic(err)
 	}
+	fmt.Fprintln(os.Stderr, "error:", err)
+	os.Exit(1)
 }

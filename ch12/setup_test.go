@@ -2,6 +2,7 @@ package ch12
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/agentrl-go/agentrl/agentrl"
@@ -64,5 +65,36 @@ func TestWithWords(t *testing.T) {
 	}
 	if wider.Tok.VocabSize() != ch.Tok.VocabSize()+1 || len(wider.Tok.Unknown("turns left")) != 0 {
 		t.Errorf("vocabulary %d, was %d", wider.Tok.VocabSize(), ch.Tok.VocabSize())
+	}
+}
+
+// TestBaseIn checks that a base agent trained in an environment of one's own is stored apart from the chapter's,
+// and is the chapter's for a nil environment.
+func TestBaseIn(t *testing.T) {
+	s, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notices strings.Builder
+	s.Notices = &notices
+	recipe := agentrl.DefaultBaseConfig()
+	recipe.Demos, recipe.MappingDemos, recipe.Steps, recipe.BatchSize = 8, 0, 2, 4
+	ch, err := SetupIn(s, recipe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := ch.Base()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if same, err := ch.BaseIn(nil); err != nil || same != base {
+		t.Errorf("BaseIn(nil): %v, another agent than Base's %v", err, same != base)
+	}
+	in, err := ch.BaseIn(agentrl.EarlyStop{Cfg: agentrl.DefaultRLConfig(), MaxInvalid: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(notices.String(), "cache: computed rl_base-"); n != 2 || in == base {
+		t.Errorf("%d base agents computed, want 2 (the chapter's and the environment's):\n%s", n, notices.String())
 	}
 }

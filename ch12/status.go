@@ -14,7 +14,8 @@ import (
 )
 
 // Status gathers agentrl's notices (lines starting "cache:" or "progress:") into a short block that is redrawn in
-// place: one line that counts the results loaded from the store, one per result computed (with its time), any
+// place: one line that counts the results loaded from the store, one that counts those verified before they were
+// served (store.ResumableVerified), one per result computed (with its time), any
 // other notice (a warning, an interrupt) as it came, and a live line for the computation under way. When the
 // work ends the live line goes, and what is left is the summary. It is an io.Writer for a store.Store's
 // Notices; a line that is not a notice is kept as it came.
@@ -25,6 +26,7 @@ type Status struct {
 	partial  string   // an incomplete last line
 	loaded   []string // keys loaded from the store, in order, without repeats
 	computed []string // "key in 12s"
+	verified []string // keys whose stored run was verified by its first step
 	notes    []string // other notices, in order
 	live     string   // the computation under way, or ""
 }
@@ -66,7 +68,11 @@ func (s *Status) take(line string) {
 	case isCache && strings.HasPrefix(rest, "resuming "):
 		s.notes = append(s.notes, line) // the summary keeps where the run went on from
 		s.live = line
-	case isCache && (strings.HasPrefix(rest, "computing ") || strings.HasPrefix(rest, "waiting ")):
+	case isCache && strings.HasPrefix(rest, "verified "):
+		s.verified = append(s.verified, strings.Fields(strings.TrimPrefix(rest, "verified "))[0])
+		s.live = ""
+	case isCache && (strings.HasPrefix(rest, "computing ") || strings.HasPrefix(rest, "waiting ") ||
+		strings.HasPrefix(rest, "verifying ")):
 		s.live = line
 	case strings.TrimSpace(line) == "":
 	default:
@@ -82,6 +88,9 @@ func (s *Status) text() string {
 		out = append(out, "cache: loaded "+s.loaded[0])
 	case n > 1:
 		out = append(out, fmt.Sprintf("cache: loaded %d stored results (%s)", n, abbreviate(s.loaded, 3)))
+	}
+	if n := len(s.verified); n > 0 {
+		out = append(out, fmt.Sprintf("cache: verified %d of them by their first step again (%s)", n, abbreviate(s.verified, 3)))
 	}
 	for _, c := range s.computed {
 		out = append(out, "cache: computed "+c)

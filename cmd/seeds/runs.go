@@ -78,7 +78,7 @@ func (l lab) defaultRun(o *outcome, cfg agentrl.RLConfig) (*agentrl.Run, error) 
 // contextArms trains (or loads) 12.4's keep_obs=1 run of cfg's seed and evaluates it, and the default policy def,
 // under the views 12.4 compares.
 func (l lab) contextArms(o *outcome, def *gomlxmodel.Model, cfg agentrl.RLConfig) error {
-	masked, err := l.ch.RunLoop(agentrl.TrainContext{Tasks: l.ch.Train, Tok: l.ch.Tok, Cfg: cfg, Steps: ch12.Steps, KeepObs: 1})
+	masked, err := l.ch.RunLoop(agentrl.TrainContext{Tasks: l.ch.Train, Tok: l.ch.Tok, Cfg: cfg, Steps: ch12.Steps, Context: agentrl.KeepObs(1)})
 	if err != nil {
 		return err
 	}

@@ -245,12 +245,12 @@ func cell6() {
 }
 
 func cell7() {
-	token, turn := creditRun("token GAE"), creditRun("turn GAE")
 	ch12.Check(ch.Printed("12.2/explained variance", func(w io.Writer) error { // stored, keyed by this code and the policies
+		token, turn := creditRun("token GAE"), creditRun("turn GAE")
 		_, err := fmt.Fprintf(w, "critic explained variance on held-out episodes: warmed-up %.3f | token GAE %.3f | turn GAE %.3f\n",
 			explainedVariance(rlBase(), warmedCritic()), explainedVariance(token.Policy, token.Critic), explainedVariance(turn.Policy, turn.Critic))
 		return err
-	}, token.Policy, turn.Policy))
+	}, creditRun("token GAE").Policy, creditRun("turn GAE").Policy))
 }
 
 func cell8() {

@@ -46,16 +46,21 @@ func ContextView(ids []int32, owner []agentrl.Owner, turn []int32, k, keepObs in
 	return view
 }
 
-// ContextPolicy is a context policy: the token ids the policy sees before call k of an episode whose tokens so far
-// are ids, with their owners and turns. It must not modify its arguments; the view it returns may share memory
-// with ids and is not modified by its callers.
-type ContextPolicy func(ids []int32, owner []agentrl.Owner, turn []int32, k int) []int32
+// ContextPolicy is a context policy: View returns the token ids the policy sees before call k of an episode whose
+// tokens so far are ids, with their owners and turns. View must not modify its arguments; the view it returns may
+// share memory with ids and is not modified by its callers. A context policy is a value, keyed with the run that
+// holds it: a policy of one's own is a type with a View method.
+type ContextPolicy interface {
+	View(ids []int32, owner []agentrl.Owner, turn []int32, k int) []int32
+}
 
-// KeepObs is the chapter's context policy: ContextView with keepObs = n (n < 0: None, the full context).
-func KeepObs(n int) ContextPolicy {
-	return func(ids []int32, owner []agentrl.Owner, turn []int32, k int) []int32 {
-		return ContextView(ids, owner, turn, k, n)
-	}
+// KeepObs is the chapter's context policy, the book's keep_obs: the last n observations (n < 0: None, the full
+// context).
+type KeepObs int
+
+// View is ContextView with keepObs = n.
+func (n KeepObs) View(ids []int32, owner []agentrl.Owner, turn []int32, k int) []int32 {
+	return ContextView(ids, owner, turn, k, int(n))
 }
 
 // CallSample is call_sample: one call as its own Trajectory, ids = view + call, with the action mask and the
@@ -111,7 +116,7 @@ func ContextRolloutBatch(model *gomlxmodel.Model, envs []agentrl.Env, tasks []ag
 			if e.Done || len(calls[b].view) > 0 {
 				continue
 			}
-			view := viewOf(e.IDs, e.Owner, e.Turn, len(e.Actions)) // a new call starts: fix its view
+			view := viewOf.View(e.IDs, e.Owner, e.Turn, len(e.Actions)) // a new call starts: fix its view
 			if len(view) == 0 {
 				return nil, nil, fmt.Errorf("context rollout: the context policy gave episode %d an empty view", b)
 			}
@@ -181,14 +186,14 @@ func anyActive(episodes []*agentrl.Episode) bool {
 }
 
 // TrainContext is train_context as a Loop: Steps GRPO steps (ContextStep) on a copy of the base model, every call
-// seeing the last KeepObs observations of its episode (KeepObs < 0: the full context), with Cfg (the book's
-// RLConfig(seed=seed)). Its generator is seeded with Cfg.Seed.
+// seeing Context's view of its episode (the book's keep_obs: KeepObs(n); KeepObs(-1): the full context), with Cfg
+// (the book's RLConfig(seed=seed)). Its generator is seeded with Cfg.Seed.
 type TrainContext struct {
 	Tasks   []agentrl.Task
 	Tok     *agentrl.Tokenizer
 	Cfg     agentrl.RLConfig
 	Steps   int
-	KeepObs int
+	Context ContextPolicy
 }
 
 // Plan is t's steps and seed.
@@ -199,6 +204,9 @@ func (t TrainContext) Start(base *gomlxmodel.Model) (*agentrl.Run, error) {
 	if err := t.Cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if t.Context == nil {
+		return nil, fmt.Errorf("train context: the context policy is nil: pass KeepObs(-1) for the full context")
+	}
 	policy, err := base.Clone()
 	return &agentrl.Run{Policy: policy}, err
 }
@@ -208,7 +216,7 @@ func (t TrainContext) Step(run *agentrl.Run, step int, rng *rand.Rand) error {
 	if run.Base != nil {
 		run.Policy.SetAnchor(run.Base) // cfg.KLCoef's reference, also after a resume
 	}
-	trajs, err := ContextStep(run.Policy, t.Tasks, t.Tok, KeepObs(t.KeepObs), t.Cfg, rng)
+	trajs, err := ContextStep(run.Policy, t.Tasks, t.Tok, t.Context, t.Cfg, rng)
 	if err != nil {
 		return err
 	}
@@ -288,7 +296,7 @@ var contextPolicies = []struct {
 		return must(ch.Run(agentrl.DefaultRLConfig())).Policy
 	}},
 	{"keep_obs=1", func() *gomlxmodel.Model {
-		return must(ch.RunLoop(TrainContext{Tasks: trainTasks, Tok: tok, Cfg: agentrl.DefaultRLConfig(), Steps: ch12.Steps, KeepObs: 1})).Policy
+		return must(ch.RunLoop(TrainContext{Tasks: trainTasks, Tok: tok, Cfg: agentrl.DefaultRLConfig(), Steps: ch12.Steps, Context: KeepObs(1)})).Policy
 	}},
 }
 
