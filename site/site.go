@@ -1,0 +1,229 @@
+// Package site builds the static edition of chapter 12: a website of the seven executed notebooks, the
+// book-vs-run report (notebooks/REPORT.md), an introduction and a page on running the chapter, made from the
+// committed files without executing anything.
+//
+// MyST (the mystmd npm package, pinned in package.json and package-lock.json) reads the pages that myst.yml
+// lists, in place, and writes its AST of each (`myst build --site`: text, math rendered by KaTeX, code cells and
+// their outputs, figures written out as files). MyST's own HTML themes are not published to any package
+// registry (`myst build --html` fetches them from GitHub), so this package renders that AST itself, with the
+// page template and style sheet in theme/. [Build] does both; `go run ./site/cmd/build` is the command.
+package site
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+//go:embed theme/page.html theme/style.css
+var theme embed.FS
+
+// generator is the content of every page's generator meta tag; Build replaces an existing output folder only
+// when its index.html carries it.
+const generator = "agentrl static edition"
+
+// Options says where [Build] reads and writes.
+type Options struct {
+	// Dir is the site folder: myst.yml, package.json, package-lock.json and theme/template.yml. MyST writes
+	// its AST into Dir/_build/site.
+	Dir string
+	// Out is the folder the HTML is written to; "" means Dir/_build/html. Build replaces it whole, and refuses
+	// to when it exists, is not empty and is not an earlier build's output.
+	Out string
+	// Log receives MyST's and npm's output and Build's progress; nil discards it.
+	Log io.Writer
+}
+
+// Page is one page of a built site.
+type Page struct {
+	File   string // the HTML file, relative to the output folder ("index.html", "REPORT.html", …)
+	Title  string // the page's title: its first heading or front matter title
+	Source string // the file it was made from, relative to the repository root ("notebooks/REPORT.md")
+	// Figures is the number of figures (image outputs and images) on the page.
+	Figures int
+}
+
+// Site is what [Build] wrote.
+type Site struct {
+	Out         string // the output folder (absolute)
+	Title       string // the site's title (myst.yml's project title)
+	MystVersion string // the mystmd version that read the pages
+	Pages       []Page // in the table of contents' order; the first is index.html
+}
+
+// Build makes the site: it installs the pinned mystmd with `npm ci` when Dir/node_modules does not hold the
+// locked version, runs `myst build --site` in Dir (which executes nothing: notebooks keep their committed
+// outputs), and renders every page of myst.yml's table of contents into Out, with the figures and a copy of each
+// notebook for download. It needs Node.js and npm on PATH. It fails when MyST fails, when a page holds a kind of
+// MyST node or output that the renderer does not know (rather than leave it out), and when an internal link
+// points at no page of the site. Two builds of one site folder must not run at once: MyST writes its AST into
+// Dir/_build/site, which each build clears first.
+func Build(ctx context.Context, o Options) (*Site, error) {
+	logw := o.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "myst.yml")); err != nil {
+		return nil, fmt.Errorf("site: %s is not the site folder (no myst.yml): %w", dir, err)
+	}
+	out := o.Out
+	if out == "" {
+		out = filepath.Join(dir, "_build", "html")
+	}
+	if out, err = filepath.Abs(out); err != nil {
+		return nil, err
+	}
+	if err := checkOut(out); err != nil {
+		return nil, err
+	}
+	root, err := repoRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+
+	start := time.Now()
+	myst, version, err := ensureMyst(ctx, dir, logw)
+	if err != nil {
+		return nil, err
+	}
+	// A stale AST (a page renamed or removed since) must not survive into this build.
+	if err := os.RemoveAll(filepath.Join(dir, "_build", "site")); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(logw, "site: myst %s build --site\n", version)
+	if err := run(ctx, dir, logw, "node", myst, "build", "--site"); err != nil {
+		return nil, fmt.Errorf("site: myst build --site: %w", err)
+	}
+	fmt.Fprintf(logw, "site: MyST read the pages in %.1fs\n", time.Since(start).Seconds())
+
+	s, err := render(dir, root, out, version)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(logw, "site: wrote %d pages to %s (%.1fs in all)\n", len(s.Pages), out, time.Since(start).Seconds())
+	return s, nil
+}
+
+// checkOut refuses an output folder that holds something other than an earlier build.
+func checkOut(out string) error {
+	entries, err := os.ReadDir(out)
+	if errors.Is(err, os.ErrNotExist) || err == nil && len(entries) == 0 {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(filepath.Join(out, "index.html"))
+	if err != nil || !bytes.Contains(b, []byte(`<meta name="generator" content="`+generator)) {
+		return fmt.Errorf("site: %s is not empty and holds no earlier build (index.html made by this program); not replacing it", out)
+	}
+	return nil
+}
+
+// repoRoot is the first folder at or above dir that holds a go.mod.
+func repoRoot(dir string) (string, error) {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("site: no go.mod at or above %s", dir)
+		}
+	}
+}
+
+// ensureMyst makes sure dir/node_modules holds the mystmd version that package-lock.json pins, running
+// `npm ci` when it does not, and returns the path of MyST's command-line script and its version.
+func ensureMyst(ctx context.Context, dir string, logw io.Writer) (script, version string, err error) {
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return "", "", fmt.Errorf("site: %s not found: the site build needs Node.js and npm (Debian: apt-get install nodejs npm)", tool)
+		}
+	}
+	var lock struct {
+		Packages map[string]struct {
+			Version string `json:"version"`
+		} `json:"packages"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
+	if err != nil {
+		return "", "", fmt.Errorf("site: %w", err)
+	}
+	if err := json.Unmarshal(b, &lock); err != nil {
+		return "", "", fmt.Errorf("site: package-lock.json: %w", err)
+	}
+	want := lock.Packages["node_modules/mystmd"].Version
+	if want == "" {
+		return "", "", errors.New("site: package-lock.json pins no mystmd")
+	}
+	type pkg struct {
+		Version string            `json:"version"`
+		Bin     map[string]string `json:"bin"`
+	}
+	read := func() (pkg, error) {
+		var p pkg
+		b, err := os.ReadFile(filepath.Join(dir, "node_modules", "mystmd", "package.json"))
+		if err == nil {
+			err = json.Unmarshal(b, &p)
+		}
+		return p, err
+	}
+	p, err := read()
+	if err != nil || p.Version != want {
+		fmt.Fprintf(logw, "site: npm ci (mystmd %s)\n", want)
+		if err := run(ctx, dir, logw, "npm", "ci", "--no-audit", "--no-fund"); err != nil {
+			return "", "", fmt.Errorf("site: npm ci in %s: %w", dir, err)
+		}
+		if p, err = read(); err != nil {
+			return "", "", fmt.Errorf("site: after npm ci: %w", err)
+		}
+		if p.Version != want {
+			return "", "", fmt.Errorf("site: after npm ci node_modules holds mystmd %s, package-lock.json pins %s", p.Version, want)
+		}
+	}
+	if p.Bin["myst"] == "" {
+		return "", "", errors.New("site: mystmd's package.json names no myst command")
+	}
+	return filepath.Join(dir, "node_modules", "mystmd", filepath.FromSlash(p.Bin["myst"])), p.Version, nil
+}
+
+// run runs a command in dir with its output going to logw; on failure the error carries the output's last
+// lines.
+func run(ctx context.Context, dir string, logw io.Writer, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	var tail tailBuffer
+	cmd.Stdout = io.MultiWriter(logw, &tail)
+	cmd.Stderr = cmd.Stdout
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%v\n%s", err, tail.String())
+	}
+	return nil
+}
+
+// tailBuffer keeps the last 4 KiB written to it.
+type tailBuffer struct{ b []byte }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > 4096 {
+		t.b = t.b[len(t.b)-4096:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string { return strings.TrimSpace(string(t.b)) }
