@@ -1,13 +1,21 @@
 // Command kernelsetup makes a machine ready to run the chapter's notebooks: it installs GoNB v0.11.1, goimports and
-// gopls into Go's bin folder ($(go env GOBIN), else the bin folder of the first GOPATH entry), registers the GoNB
-// kernel with Jupyter (logging to a file in the user cache folder, with Go's bin folder on the kernel's PATH),
-// checks that Jupyter (with nbconvert and nbclient) is there, and, last, installs the PJRT CPU plugin of GoMLX's
-// XLA backend into gomlxmodel.PJRTDir (on Linux x86-64 from a PyPI wheel with `python3 -m pip download`, checked
-// against its SHA-256, else, or when that fails, with go-xla's installer; see pjrt.go). The plugin is optional:
-// where it cannot be installed, setup says so in one line and the models run on the pure-Go backend.
+// gopls into Go's bin folder ($(go env GOBIN), else the bin folder of the first GOPATH entry), sets up Jupyter and
+// registers the GoNB kernel with it (logging to a file in the user cache folder, with Go's bin folder on the
+// kernel's PATH), and, last, installs the PJRT CPU plugin of GoMLX's XLA backend into gomlxmodel.PJRTDir (on Linux
+// x86-64 from a PyPI wheel with `pip download`, checked against its SHA-256, else, or when that fails, with go-xla's
+// installer; see pjrt.go). The plugin is optional: where it cannot be installed, setup says so in one line and the
+// models run on the pure-Go backend.
 //
-//	go run ./kernelsetup                  # install the Go tools and the PJRT plugin, register the kernel, check Jupyter
-//	go run ./kernelsetup -install-jupyter # also install Jupyter with apt-get when it is missing (Debian, as root)
+// Jupyter comes one of two ways (chooseStack, venv.go). With -venv, or where apt-get is not the way (not root, no
+// apt-get, or not Debian), setup makes a virtual environment in the repository's .venv with `python3 -m venv`,
+// installs pinned JupyterLab 4, Notebook 7, nbclient, nbconvert, ipykernel and jupyter_client into it with pip,
+// and registers the kernel in .venv/share/jupyter, which only that Jupyter reads; the notebook harness prefers
+// .venv/bin/jupyter when it is there. As root on Debian it checks the system's Jupyter and registers the kernel in
+// the user's Jupyter data folder; -install-jupyter installs Debian's Jupyter with apt-get when it is missing.
+//
+//	go run ./kernelsetup                  # install the Go tools and the PJRT plugin, set up Jupyter, register the kernel
+//	go run ./kernelsetup -venv            # pip's Jupyter in .venv even as root on Debian
+//	go run ./kernelsetup -install-jupyter # as root on Debian: install Debian's Jupyter with apt-get when it is missing
 //	go run ./kernelsetup -no-xla          # no PJRT plugin: models run on the pure-Go backend
 //	go run ./kernelsetup -n               # print what would be done
 //
@@ -37,42 +45,53 @@ func main() {
 		fmt.Fprint(flag.CommandLine.Output(), `Usage: go run ./kernelsetup [flags]
 
 Makes this machine ready to run the chapter's notebooks: installs GoNB `+gonbVersion+`, goimports and gopls into
-Go's bin folder, registers the GoNB kernel with Jupyter (with Go's bin folder on the kernel's PATH), checks that
-Jupyter, nbconvert and nbclient are there (-install-jupyter installs them with apt-get), and installs XLA's PJRT
-CPU plugin, which runs the models about ten times faster than the pure-Go backend (on Linux x86-64 from a pinned
-PyPI wheel, else with GoMLX's installer; where neither works, the models run on the pure-Go backend). Running it
-again only checks and repairs.
+Go's bin folder, sets up Jupyter and registers the GoNB kernel with it (with Go's bin folder on the kernel's PATH),
+and installs XLA's PJRT CPU plugin, which runs the models about ten times faster than the pure-Go backend (on
+Linux x86-64 from a pinned PyPI wheel, else with GoMLX's installer; where neither works, the models run on the
+pure-Go backend). Running it again only checks and repairs.
+
+Jupyter: with -venv, or when not root, without apt-get or not on Debian, pinned JupyterLab 4 and Notebook 7 (with
+nbclient, nbconvert, ipykernel, jupyter_client) are installed with pip into the repository's .venv (Python
+`+minPython+` or later, no root), and the kernel is registered there. As root on Debian the system's Jupyter is
+checked, and -install-jupyter installs Debian's with apt-get.
 
 Flags:
 `)
 		flag.PrintDefaults()
 	}
+	venv := flag.Bool("venv", false, "install Jupyter with pip into the repository's "+setup.VenvDir+
+		" (the default when not root, without apt-get or not on Debian)")
 	installJupyter := flag.Bool("install-jupyter", false,
-		"install Jupyter with apt-get when it is missing (packages: "+aptPackages+")")
+		"as root on Debian: install Jupyter with apt-get when it is missing (packages: "+aptPackages+
+			"); with -venv: python3-venv, where python3 cannot make the environment")
 	dryRun := flag.Bool("n", false, "print the planned steps and exit")
 	noXLA := flag.Bool("no-xla", false, "do not install the PJRT CPU plugin of the XLA backend")
 	flag.Parse()
-	if err := run(*installJupyter, *dryRun, !*noXLA); err != nil {
+	if err := run(*venv, *installJupyter, *dryRun, !*noXLA); err != nil {
 		fmt.Fprintln(os.Stderr, "kernelsetup:", err)
 		os.Exit(1)
 	}
 }
 
-// run sets the machine up: it installs or repairs what the probe finds missing, then checks the result and
-// prints one line per component. With dryRun it only prints the planned steps. With xla false (-no-xla) it does
-// not install the PJRT plugin, but says at the end whether one is there.
-func run(installJupyter, dryRun, xla bool) error {
-	loc, err := locate(xla)
+// run sets the machine up: it chooses the Jupyter stack (venv asks for the virtual environment), installs or
+// repairs what the probe finds missing, then checks the result and prints one line per component. With dryRun it
+// only prints the planned steps. With xla false (-no-xla) it does not install the PJRT plugin, but says at the end
+// whether one is there.
+func run(venv, installJupyter, dryRun, xla bool) error {
+	_, err := exec.LookPath("apt-get")
+	st, why := chooseStack(venv, os.Geteuid() == 0, err == nil, isDebian())
+	loc, err := locate(xla, st)
 	if err != nil {
 		return err
 	}
-	s := probe(loc.gobin, loc.logFile, loc.pjrtDir)
-	steps := plan(s, loc.gonbPath, loc.logFile, loc.pjrtDir, installJupyter)
+	s := probe(loc)
+	steps := plan(s, loc, installJupyter)
+	fmt.Println(stackLine(loc, why))
 	if dryRun {
 		return printPlan(s, steps, installJupyter)
 	}
 	reportReady(s, loc.pjrtDir)
-	if err := runSteps(steps, s.Root, loc.logFile); err != nil {
+	if err := runSteps(steps, loc.logFile); err != nil {
 		return err
 	}
 	if s, err = verify(loc); err != nil {
@@ -87,18 +106,34 @@ func run(installJupyter, dryRun, xla bool) error {
 	return nil
 }
 
+// stackLine is the line that says which Jupyter setup sets up and why.
+func stackLine(loc locations, why string) string {
+	if loc.stack == venvStack {
+		return fmt.Sprintf("Jupyter: pip's JupyterLab %s and Notebook %s in %s (%s)", pipPins[0].Version,
+			pipPins[1].Version, loc.venv, why)
+	}
+	return "Jupyter: this machine's (" + why + "; -install-jupyter installs Debian's with apt-get, -venv pip's in " +
+		setup.VenvDir + ")"
+}
+
 // locations are where setup installs and logs.
 type locations struct {
+	stack    stack
 	gobin    string // Go's bin folder, where `go install` puts gonb, goimports and gopls
 	gonbPath string // the gonb binary in gobin
 	logFile  string // GoNB's log file, in the user cache folder
 	pjrtDir  string // the PJRT CPU plugin's folder; "" when it is not wanted or there is no home folder
+	venv     string // the virtual environment of the venv stack, setup.VenvDir in the repository; "" otherwise
+	dataDir  string // the Jupyter data folder the kernel is registered in
 }
 
-// locate returns the locations for this machine (with pjrtDir "" unless xla) and puts Go's bin folder first on
-// this process's PATH, for the tools that `gonb --install` runs. It fails when Go's bin folder or the user cache
-// folder cannot be found.
-func locate(xla bool) (locations, error) {
+// kernelDir is the folder of the GoNB kernel spec.
+func (l locations) kernelDir() string { return filepath.Join(l.dataDir, "kernels", "gonb") }
+
+// locate returns the locations for this machine and stack (with pjrtDir "" unless xla) and puts Go's bin folder
+// first on this process's PATH, for the tools that `gonb --install` runs. It fails when Go's bin folder or the
+// user cache folder cannot be found, and on the venv stack outside the repository.
+func locate(xla bool, st stack) (locations, error) {
 	gobin, err := setup.GoBin()
 	if err != nil {
 		return locations{}, err
@@ -110,9 +145,19 @@ func locate(xla bool) (locations, error) {
 		return locations{}, fmt.Errorf("no user cache directory for GoNB's log: %w", err)
 	}
 	loc := locations{
+		stack:    st,
 		gobin:    gobin,
 		gonbPath: filepath.Join(gobin, "gonb"),
 		logFile:  filepath.Join(cacheDir, "gonb", "gonb.log"),
+		dataDir:  userDataDir(),
+	}
+	if st == venvStack {
+		root, err := setup.RepoRoot()
+		if err != nil {
+			return locations{}, err
+		}
+		loc.venv = filepath.Join(root, setup.VenvDir)
+		loc.dataDir = venvDataDir(loc.venv)
 	}
 	if xla {
 		loc.pjrtDir = gomlxmodel.PJRTDir() // "" (no home folder): pjrtHint says so at the end
@@ -120,14 +165,19 @@ func locate(xla bool) (locations, error) {
 	return loc, nil
 }
 
-// printPlan prints one line per planned step, or "nothing to do" when there is none. It returns Jupyter's
-// installation help as the error when Jupyter is incomplete and installJupyter is false.
+// printPlan prints one line per planned step, or "nothing to do" when there is none. It returns what to do as
+// the error when no step can set Jupyter up: on the system stack, Jupyter is incomplete and installJupyter is
+// false; on the venv stack, no Python here can make the virtual environment.
 func printPlan(s state, steps []step, installJupyter bool) error {
 	for _, st := range steps {
 		fmt.Printf("would %s: %s\n", st.Name, describe(st))
 	}
-	if !s.jupyterOK() && !installJupyter {
+	switch {
+	case s.Stack == systemStack && !s.jupyterOK() && !installJupyter:
 		return errors.New(jupyterHelp(s))
+	case s.Stack == venvStack && !s.VenvPython && !s.canMakeVenv() &&
+		!slices.ContainsFunc(steps, func(st step) bool { return st.Cmds != nil && st.Cmds[0][0] == "apt-get" }):
+		return errors.New(venvHelp(s))
 	}
 	if len(steps) == 0 {
 		fmt.Println("nothing to do")
@@ -146,14 +196,9 @@ func reportReady(s state, pjrtDir string) {
 
 // runSteps carries out the steps in order, printing one line with its time for each. It stops at the first step
 // that fails and returns its error, prefixed with the step's name; a failure of the optional PJRT plugin is
-// printed instead and the steps go on. Installing Jupyter with apt-get needs root: without it (root false),
-// runSteps stops there with the command to run.
-func runSteps(steps []step, root bool, logFile string) error {
+// printed instead and the steps go on.
+func runSteps(steps []step, logFile string) error {
 	for _, st := range steps {
-		if st.Kind == runCmds && st.Cmds[0][0] == "apt-get" && !root {
-			return fmt.Errorf("installing Jupyter needs root: run `sudo apt-get install -y %s`, then rerun "+
-				"`go run ./kernelsetup`", aptPackages)
-		}
 		if st.Kind == installPlugin {
 			installOptionalPlugin(st)
 			continue
@@ -172,7 +217,7 @@ func runSteps(steps []step, root bool, logFile string) error {
 // backend).
 func installOptionalPlugin(st step) {
 	start := time.Now()
-	if src, err := tryPluginSources(st.Path, st.Sources, installFrom); err != nil {
+	if src, err := tryPluginSources(st.Path, st.Sources, st.installFrom); err != nil {
 		fmt.Printf("%-32s failed, models run on the pure-Go backend: %s\n", st.Name, err)
 	} else {
 		fmt.Printf("%-32s done (%.1fs, %s)\n", st.Name, time.Since(start).Seconds(), src)
@@ -180,29 +225,57 @@ func installOptionalPlugin(st step) {
 }
 
 // verify probes the machine again after the steps and returns the new state. It fails unless the Go tools are at
-// their pinned versions, the kernel spec is the one written, and Jupyter (which may have just been installed) is
-// complete and lists the kernel; it prints a line for the kernel and one for Jupyter as each checks out.
+// their pinned versions, the kernel spec is the one written, and Jupyter (which may have just been installed; on
+// the venv stack, with the pinned packages) is complete and lists the kernel; it prints a line for the kernel and
+// one for Jupyter as each checks out.
 func verify(loc locations) (state, error) {
-	s := probe(loc.gobin, loc.logFile, loc.pjrtDir)
+	s := probe(loc)
 	if s.GonbVersion != gonbVersion || s.GoimportsVersion != toolsVersion || s.GoplsVersion != goplsVersion {
 		return s, fmt.Errorf("after installing, %s has gonb %q, goimports %q, gopls %q (is GOBIN writable?)",
 			loc.gobin, s.GonbVersion, s.GoimportsVersion, s.GoplsVersion)
 	}
 	wantArgv := wantKernelArgv(loc.gonbPath, loc.logFile)
 	if !slices.Equal(s.KernelArgv, wantArgv) || s.KernelPath != wantKernelPath(loc.gobin) {
-		return s, fmt.Errorf("kernel spec in %s is not the one written", kernelDir())
+		return s, fmt.Errorf("kernel spec in %s is not the one written", loc.kernelDir())
 	}
-	report(true, "kernel gonb in "+kernelDir())
+	report(true, "kernel gonb in "+loc.kernelDir())
+	if s.Stack == venvStack {
+		if !s.VenvPython {
+			return s, errors.New(venvHelp(s))
+		}
+		if missing := pinsMissing(s.VenvPackages); len(missing) > 0 {
+			return s, fmt.Errorf("after installing, %s has %v, want %v", loc.venv, s.VenvPackages, missing)
+		}
+	}
 	if !s.jupyterOK() {
 		return s, errors.New(jupyterHelp(s))
 	}
 	out, err := exec.Command(s.Jupyter, "kernelspec", "list").Output()
-	if err != nil || !strings.Contains(string(out), kernelDir()) {
-		return s, fmt.Errorf("`%s kernelspec list` does not list %s (JUPYTER_DATA_DIR differs?)", s.Jupyter, kernelDir())
+	if err != nil {
+		return s, fmt.Errorf("`%s kernelspec list` failed: %v", s.Jupyter, err)
+	}
+	if found := listedKernelDir(string(out), "gonb"); found != loc.kernelDir() {
+		why := "JUPYTER_DATA_DIR or JUPYTER_PATH differs?"
+		if found != "" && s.Stack == venvStack {
+			why = "it comes before the environment's: remove it, or set JUPYTER_PREFER_ENV_PATH=1"
+		}
+		return s, fmt.Errorf("`%s kernelspec list` finds the gonb kernel in %q, not in %s (%s)", s.Jupyter, found,
+			loc.kernelDir(), why)
 	}
 	report(true, fmt.Sprintf("jupyter %s (python %s with %s)", s.Jupyter, s.JupyterPython,
 		strings.Join(pythonModules, ", ")))
 	return s, nil
+}
+
+// listedKernelDir returns the folder that the output of `jupyter kernelspec list` gives for kernel name; "" when
+// it lists no such kernel.
+func listedKernelDir(list, name string) string {
+	for _, line := range strings.Split(list, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), name+" "); ok {
+			return strings.TrimSpace(rest) // the folder may hold spaces
+		}
+	}
+	return ""
 }
 
 // report prints one line for a component that was found ready before any step ran.
@@ -221,6 +294,9 @@ func describe(st step) string {
 	if st.Kind == runInTmpMod {
 		s = "(in a temporary module) " + s
 	}
+	if st.Kind == writeKernel && len(st.Env) > 0 {
+		s = strings.Join(st.Env, " ") + " " + s
+	}
 	switch st.Kind {
 	case writeKernel:
 		s += ", then set kernel.json's argv (log to a file) and env PATH (Go's bin folder first)"
@@ -232,7 +308,7 @@ func describe(st step) string {
 		var from []string
 		for _, src := range st.Sources {
 			if src == fromWheel {
-				from = append(from, fmt.Sprintf("python3 -m pip download %s==%s from PyPI, check its sha256",
+				from = append(from, fmt.Sprintf("pip download %s==%s from PyPI, check its sha256",
 					pjrtPackage, pjrtVersion))
 			} else {
 				from = append(from, "run "+src.String())
@@ -250,9 +326,9 @@ func execute(st step, logFile string) error {
 	case makeDir:
 		return os.MkdirAll(st.Path, 0o755)
 	case patchKernel:
-		return patchKernelSpec(wantKernelArgv(st.Path, logFile), wantKernelPath(filepath.Dir(st.Path)))
+		return patchKernelSpec(st.KernelDir, wantKernelArgv(st.Path, logFile), wantKernelPath(filepath.Dir(st.Path)))
 	case installPlugin:
-		_, err := tryPluginSources(st.Path, st.Sources, installFrom)
+		_, err := tryPluginSources(st.Path, st.Sources, st.installFrom)
 		return err
 	}
 	dir := ""
@@ -276,15 +352,15 @@ func execute(st step, logFile string) error {
 	}
 	if st.Kind == writeKernel {
 		gonb := st.Cmds[0][0]
-		return patchKernelSpec(wantKernelArgv(gonb, logFile), wantKernelPath(filepath.Dir(gonb)))
+		return patchKernelSpec(st.KernelDir, wantKernelArgv(gonb, logFile), wantKernelPath(filepath.Dir(gonb)))
 	}
 	return nil
 }
 
-// patchKernelSpec sets the argv of the registered kernel (GoNB's --install only forwards a few flags) and the PATH
-// of its env, keeping the rest of kernel.json, and replaces the file atomically (a kernel may be starting).
-func patchKernelSpec(argv []string, path string) error {
-	file := filepath.Join(kernelDir(), "kernel.json")
+// patchKernelSpec sets the argv of the kernel spec in dir (GoNB's --install only forwards a few flags) and the
+// PATH of its env, keeping the rest of kernel.json, and replaces the file atomically (a kernel may be starting).
+func patchKernelSpec(dir string, argv []string, path string) error {
+	file := filepath.Join(dir, "kernel.json")
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return fmt.Errorf("read kernel.json written by gonb: %w", err)

@@ -58,10 +58,11 @@ func pluginSources(platform string) []pluginSource {
 	return sources
 }
 
-// installFrom fetches the plugin into dir from one source.
-func installFrom(src pluginSource, dir string) error {
+// installFrom fetches the plugin into dir from one source, for an installPlugin step: the wheel with the pip of
+// the step's Python when it has one.
+func (st step) installFrom(src pluginSource, dir string) error {
 	if src == fromWheel {
-		return installPJRT(dir)
+		return installPJRT(dir, st.Python)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -116,9 +117,10 @@ func goxlaInstalled(dir string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// installPJRT downloads the plugin's wheel with pip and extracts the checked plugin into dir.
-func installPJRT(dir string) error {
-	pip := findPip()
+// installPJRT downloads the plugin's wheel with pip (python's, when it runs one, else findPip's) and extracts the
+// checked plugin into dir.
+func installPJRT(dir, python string) error {
+	pip := findPip(python)
 	if pip == nil {
 		return errors.New("no pip found (python3 -m pip; Debian: apt-get install -y python3-pip)")
 	}
@@ -144,9 +146,10 @@ func installPJRT(dir string) error {
 	return extractChecked(wheels[0], gomlxmodel.PJRTPluginName, filepath.Join(dir, gomlxmodel.PJRTPluginName), pjrtLibSHA256)
 }
 
-// findPip returns a command that runs pip: python3 -m pip, from PATH or Debian's /usr/bin/python3.
-func findPip() []string {
-	for _, py := range []string{"python3", "/usr/bin/python3"} {
+// findPip returns a command that runs pip: python -m pip, with the first of pythons, python3 on PATH and Debian's
+// /usr/bin/python3 that has pip; nil when none has.
+func findPip(pythons ...string) []string {
+	for _, py := range append(slices.DeleteFunc(pythons, func(p string) bool { return p == "" }), "python3", "/usr/bin/python3") {
 		if exec.Command(py, "-m", "pip", "--version").Run() == nil {
 			return []string{py, "-m", "pip"}
 		}

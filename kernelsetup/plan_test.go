@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,8 +50,22 @@ func names(steps []step) []string {
 	return n
 }
 
+// Where the tests set up: Go's bin folder, GoNB's log, the plugin's folder, the user's Jupyter data folder and
+// the repository's virtual environment.
+const gonb, logFile, pjrt, userData, venv = "/go/bin/gonb", "/cache/gonb/gonb.log", "/data/agentrl/pjrt",
+	"/home/u/.local/share/jupyter", "/repo/.venv"
+
+// at returns the locations of stack st with the plugin's folder pjrtDir.
+func at(st stack, pjrtDir string) locations {
+	loc := locations{stack: st, gobin: "/go/bin", gonbPath: gonb, logFile: logFile, pjrtDir: pjrtDir, dataDir: userData}
+	if st == venvStack {
+		loc.venv, loc.dataDir = venv, venv+"/share/jupyter"
+	}
+	return loc
+}
+
+// TestPlan plans the system stack: the machine's Jupyter, Debian's installed with apt-get when asked for.
 func TestPlan(t *testing.T) {
-	const gonb, logFile, pjrt = "/go/bin/gonb", "/cache/gonb/gonb.log", "/data/agentrl/pjrt"
 	ready := state{GonbVersion: gonbVersion, GoimportsVersion: toolsVersion, GoplsVersion: goplsVersion,
 		KernelArgv: wantKernelArgv(gonb, logFile), KernelPath: "/go/bin:${PATH}", Jupyter: "/usr/bin/jupyter",
 		JupyterPython: "/usr/bin/python3", Kernelspec: true, HaveApt: true, Root: true, LogDir: true, PJRT: true,
@@ -104,15 +119,18 @@ func TestPlan(t *testing.T) {
 			pjrt, false, []string{"install the PJRT CPU plugin"}},
 		{"no plugin, -no-xla", with(ready, func(s *state) { s.PJRT = false }), "", false, nil},
 	} {
-		if got := names(plan(tc.s, gonb, logFile, tc.pjrtDir, tc.installJupyter)); !slices.Equal(got, tc.want) {
+		if got := names(plan(tc.s, at(systemStack, tc.pjrtDir), tc.installJupyter)); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: plan = %q, want %q", tc.name, got, tc.want)
 		}
 	}
 
-	steps := plan(fresh, gonb, logFile, pjrt, true)
+	steps := plan(fresh, at(systemStack, pjrt), true)
 	// GoNB is built through a throwaway module: `go install module@v0.11.1` fails on the proxy.
 	if st := steps[0]; st.Kind != runInTmpMod || strings.Join(st.Cmds[len(st.Cmds)-1], " ") != "go install "+gonbModule {
 		t.Errorf("gonb step = %+v", st)
+	}
+	if st := steps[3]; st.Kind != writeKernel || st.KernelDir != userData+"/kernels/gonb" || len(st.Env) > 0 {
+		t.Errorf("kernel step = %+v", st)
 	}
 	if st := steps[4]; st.Kind != makeDir || st.Path != "/cache/gonb" {
 		t.Errorf("log folder step = %+v", st)
@@ -124,11 +142,12 @@ func TestPlan(t *testing.T) {
 		!strings.Contains(describe(st), "pip download") || !strings.Contains(describe(st), "go-xla's installer") {
 		t.Errorf("PJRT step = %+v (%s)", st, describe(st))
 	}
-	darwin := plan(with(fresh, func(s *state) { s.Platform = "darwin/arm64" }), gonb, logFile, pjrt, false)
+	darwin := plan(with(fresh, func(s *state) { s.Platform = "darwin/arm64" }), at(systemStack, pjrt), false)
 	if st := darwin[len(darwin)-1]; !slices.Equal(st.Sources, []pluginSource{fromGoXLA}) || strings.Contains(describe(st), "pip") {
 		t.Errorf("darwin/arm64 PJRT step = %+v (%s)", st, describe(st))
 	}
-	if st := plan(with(ready, func(s *state) { s.KernelPath = "" }), gonb, logFile, pjrt, false)[0]; st.Kind != patchKernel || st.Path != gonb {
+	if st := plan(with(ready, func(s *state) { s.KernelPath = "" }), at(systemStack, pjrt), false)[0]; st.Kind != patchKernel ||
+		st.Path != gonb || st.KernelDir != userData+"/kernels/gonb" {
 		t.Errorf("kernel patch step = %+v", st)
 	}
 }
@@ -239,15 +258,171 @@ func TestPatchedKernelSpec(t *testing.T) {
 	}
 }
 
+// TestChooseStack: pip's Jupyter in the virtual environment when asked for or where apt-get is not the way.
+func TestChooseStack(t *testing.T) {
+	for _, tc := range []struct {
+		venv, root, apt, debian bool
+		want                    stack
+		why                     string
+	}{
+		{false, true, true, true, systemStack, "root on Debian"},
+		{true, true, true, true, venvStack, "-venv"},
+		{false, false, true, true, venvStack, "not root"},
+		{false, true, false, true, venvStack, "no apt-get"},
+		{false, true, true, false, venvStack, "not Debian"}, // apt-get on another distribution
+		{false, false, false, false, venvStack, "not root"}, // macOS as a user
+	} {
+		if got, why := chooseStack(tc.venv, tc.root, tc.apt, tc.debian); got != tc.want || why != tc.why {
+			t.Errorf("chooseStack(venv %v, root %v, apt %v, debian %v) = %v, %q; want %v, %q", tc.venv, tc.root, tc.apt,
+				tc.debian, got, why, tc.want, tc.why)
+		}
+	}
+}
+
+// TestPlanVenv plans the venv stack: pip's Jupyter in the repository's virtual environment, the kernel registered
+// there.
+func TestPlanVenv(t *testing.T) {
+	pinned := map[string]string{}
+	for _, p := range pipPins {
+		pinned[p.Name] = p.Version
+	}
+	ready := state{Stack: venvStack, GonbVersion: gonbVersion, GoimportsVersion: toolsVersion, GoplsVersion: goplsVersion,
+		KernelArgv: wantKernelArgv(gonb, logFile), KernelPath: "/go/bin:${PATH}", Jupyter: venv + "/bin/jupyter",
+		JupyterPython: venv + "/bin/python", Kernelspec: true, LogDir: true, PJRT: true, Platform: "linux/amd64",
+		XLA: true, Python: "/usr/bin/python3", PythonVersion: "3.11", PythonVenvModule: true, Ensurepip: true,
+		PythonPip: "23.0.1", VenvPython: true, VenvPackages: pinned}
+	// A user's fresh machine: Debian's Python with python3-venv, no virtual environment yet.
+	fresh := state{Stack: venvStack, Platform: "linux/amd64", XLA: true, Debian: true, HaveApt: true,
+		Python: "/usr/bin/python3", PythonVersion: "3.11", PythonVenvModule: true, Ensurepip: true}
+	noPython := state{Stack: venvStack, Platform: "linux/amd64", XLA: true, Debian: true, HaveApt: true}
+	with := func(s state, f func(*state)) state { f(&s); return s }
+	tools := []string{"install gonb v0.11.1", "install goimports v0.47.0", "install gopls v0.23.0"}
+	rest := []string{"register the gonb kernel", "create GoNB's log folder", "install the PJRT CPU plugin"}
+	const mkvenv, pip, apt = "create the virtual environment", "install Jupyter with pip",
+		"install python3-venv with apt-get"
+	concat := func(parts ...[]string) []string { return slices.Concat(parts...) }
+
+	for _, tc := range []struct {
+		name           string
+		s              state
+		installJupyter bool
+		want           []string
+	}{
+		{"ready", ready, false, nil},
+		{"fresh", fresh, false, concat(tools, []string{mkvenv, pip}, rest)},
+		{"fresh, -install-jupyter changes nothing", fresh, true, concat(tools, []string{mkvenv, pip}, rest)},
+		// Debian's Python without python3-venv: its own pip puts pip into an environment made without.
+		{"no ensurepip, pip 23", with(fresh, func(s *state) { s.Ensurepip, s.PythonPip = false, "23.0.1" }), false,
+			concat(tools, []string{mkvenv, pip}, rest)},
+		// Nothing here can make the environment: the Go tools and the kernel still come, venvHelp says the rest.
+		{"no ensurepip, no pip", with(fresh, func(s *state) { s.Ensurepip = false }), false, concat(tools, rest)},
+		{"no ensurepip, pip 22.2", with(fresh, func(s *state) { s.Ensurepip, s.PythonPip = false, "22.2" }), false,
+			concat(tools, rest)},
+		{"Python 3.9", with(fresh, func(s *state) { s.PythonVersion = "3.9" }), false, concat(tools, rest)},
+		{"no Python", noPython, false, concat(tools, rest)},
+		{"no Python, root without -install-jupyter", with(noPython, func(s *state) { s.Root = true }), false,
+			concat(tools, rest)},
+		// As root on Debian, -install-jupyter lets apt-get install the Python that makes it.
+		{"no Python, root, -install-jupyter", with(noPython, func(s *state) { s.Root = true }), true,
+			concat(tools, []string{apt, mkvenv, pip}, rest)},
+		{"no Python, root, -install-jupyter, not Debian", with(noPython, func(s *state) { s.Root, s.Debian = true, false }),
+			true, concat(tools, rest)},
+		// A ready environment needs no Python of the machine's.
+		{"ready, no Python", with(ready, func(s *state) { s.Python, s.PythonVersion = "", "" }), false, nil},
+		{"old notebook", with(ready, func(s *state) {
+			s.VenvPackages = maps.Clone(pinned)
+			s.VenvPackages["notebook"] = "7.5.0"
+		}), false, []string{pip}},
+		// The environment's python no longer runs (its Python was removed or upgraded): make it again.
+		{"broken environment", with(ready, func(s *state) {
+			s.VenvPython, s.VenvPackages, s.Jupyter, s.Kernelspec = false, nil, "", false
+		}), false, []string{mkvenv, pip}},
+		{"pins there, Jupyter broken", with(ready, func(s *state) { s.MissingModules = []string{"nbclient"} }), false,
+			[]string{pip}},
+		{"no kernel.json", with(ready, func(s *state) { s.KernelArgv, s.KernelPath = nil, "" }), false,
+			[]string{"register the gonb kernel"}},
+		{"old gonb", with(ready, func(s *state) { s.GonbVersion = "v0.10.6" }), false,
+			[]string{"install gonb v0.11.1", "register the gonb kernel"}},
+	} {
+		if got := names(plan(tc.s, at(venvStack, pjrt), tc.installJupyter)); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: plan = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+
+	byName := func(steps []step, name string) step {
+		for _, st := range steps {
+			if st.Name == name {
+				return st
+			}
+		}
+		t.Fatalf("no step %q in %q", name, names(steps))
+		return step{}
+	}
+	steps := plan(fresh, at(venvStack, pjrt), false)
+	sameCmds := func(a, b [][]string) bool { return slices.EqualFunc(a, b, slices.Equal[[]string]) }
+	if st := byName(steps, mkvenv); !sameCmds(st.Cmds, [][]string{{"/usr/bin/python3", "-m", "venv", venv}}) {
+		t.Errorf("venv step = %+v", st)
+	}
+	install := byName(steps, pip)
+	if got := strings.Join(install.Cmds[0], " "); !strings.HasPrefix(got, venv+"/bin/python -m pip install ") ||
+		!strings.Contains(got, " jupyterlab==4.6.6 ") || !strings.Contains(got, " notebook==7.6.5 ") ||
+		!strings.HasSuffix(got, " jupyter_client==8.10.0") || strings.Contains(got, "--force-reinstall") {
+		t.Errorf("pip step = %q", got)
+	}
+	if st := byName(steps, "register the gonb kernel"); st.KernelDir != venv+"/share/jupyter/kernels/gonb" ||
+		!slices.Equal(st.Env, []string{"JUPYTER_DATA_DIR=" + venv + "/share/jupyter"}) ||
+		!strings.HasPrefix(describe(st), "JUPYTER_DATA_DIR="+venv+"/share/jupyter "+gonb+" --install") {
+		t.Errorf("kernel step = %+v (%s)", st, describe(st))
+	}
+	if st := byName(steps, "install the PJRT CPU plugin"); st.Python != venv+"/bin/python" {
+		t.Errorf("PJRT step = %+v: pip download must try the environment's pip first", st)
+	}
+	withoutPip := plan(with(fresh, func(s *state) { s.Ensurepip, s.PythonPip = false, "23.0.1" }), at(venvStack, pjrt), false)
+	if st := byName(withoutPip, mkvenv); !sameCmds(st.Cmds, [][]string{
+		{"/usr/bin/python3", "-m", "venv", "--without-pip", venv},
+		{"/usr/bin/python3", "-m", "pip", "--python", venv + "/bin/python", "install", "--disable-pip-version-check", "--no-input", "pip"},
+	}) {
+		t.Errorf("venv step without ensurepip = %+v", st)
+	}
+	rootApt := plan(with(noPython, func(s *state) { s.Root = true }), at(venvStack, pjrt), true)
+	if st := byName(rootApt, apt); !slices.Contains(st.Cmds[1], "python3-venv") {
+		t.Errorf("apt step = %+v", st)
+	}
+	if st := byName(rootApt, mkvenv); st.Cmds[0][0] != "/usr/bin/python3" || st.Cmds[0][2] != "venv" {
+		t.Errorf("venv step after apt-get = %+v", st)
+	}
+	repair := plan(with(ready, func(s *state) { s.MissingModules = []string{"nbclient"} }), at(venvStack, pjrt), false)
+	if !slices.Contains(repair[0].Cmds[0], "--force-reinstall") {
+		t.Errorf("repair step = %+v", repair[0])
+	}
+}
+
+func TestVersionAtLeast(t *testing.T) {
+	for _, tc := range []struct {
+		v, least string
+		want     bool
+	}{
+		{"3.11", "3.10", true}, {"3.10", "3.10", true}, {"3.9", "3.10", false}, {"4.0", "3.10", true},
+		{"23.0.1", "22.3", true}, {"22.3", "22.3", true}, {"22.2.2", "22.3", false}, {"22.3b1", "22.3", true},
+		{"26.3", "22.3", true}, {"", "3.10", false},
+	} {
+		if got := versionAtLeast(tc.v, tc.least); got != tc.want {
+			t.Errorf("versionAtLeast(%q, %q) = %v, want %v", tc.v, tc.least, got, tc.want)
+		}
+	}
+}
+
 func TestJupyterHelp(t *testing.T) {
 	for _, tc := range []struct {
 		s    state
 		want []string
 	}{
-		{state{HaveApt: true}, []string{"jupyter not found", "-install-jupyter", "jupyter-nbconvert", "pip install"}},
-		{state{Jupyter: "/usr/bin/jupyter"}, []string{"kernelspec", "pip install"}},
+		{state{HaveApt: true}, []string{"jupyter not found", "-install-jupyter", "jupyter-nbconvert", "-venv", ".venv"}},
+		{state{Jupyter: "/usr/bin/jupyter"}, []string{"kernelspec", "-venv"}},
 		{state{Jupyter: "j", Kernelspec: true, JupyterPython: "/usr/bin/python3", MissingModules: []string{"nbclient"},
 			HaveApt: true}, []string{"/usr/bin/python3 cannot import nbclient", "python3-nbclient"}},
+		{state{Stack: venvStack, Jupyter: "/repo/.venv/bin/jupyter", Kernelspec: true, JupyterPython: "/repo/.venv/bin/python",
+			MissingModules: []string{"nbclient"}}, []string{"/repo/.venv/bin/python cannot import nbclient", "rerun `go run ./kernelsetup`"}},
 	} {
 		msg := jupyterHelp(tc.s)
 		for _, w := range tc.want {
@@ -258,5 +433,37 @@ func TestJupyterHelp(t *testing.T) {
 		if strings.Contains(msg, "\n") {
 			t.Errorf("jupyterHelp must be one line: %q", msg)
 		}
+	}
+}
+
+func TestVenvHelp(t *testing.T) {
+	py := state{Stack: venvStack, Python: "/usr/bin/python3", PythonVersion: "3.11", PythonVenvModule: true}
+	for _, tc := range []struct {
+		s    state
+		want string
+	}{
+		{state{Stack: venvStack}, "no python3 found"},
+		{state{Stack: venvStack, Python: "/usr/bin/python3", PythonVersion: "3.9"}, "is Python 3.9; Jupyter's pinned packages need 3.10"},
+		{state{Stack: venvStack, Python: "/usr/bin/python3", PythonVersion: "3.11"}, "has no venv module"},
+		{py, "cannot put pip into a virtual environment"},
+	} {
+		msg := venvHelp(tc.s)
+		if !strings.Contains(msg, tc.want) || !strings.Contains(msg, "python3-venv") || strings.Contains(msg, "\n") {
+			t.Errorf("venvHelp(%+v) = %q, want one line with %q and python3-venv", tc.s, msg, tc.want)
+		}
+	}
+}
+
+func TestListedKernelDir(t *testing.T) {
+	list := "Available kernels:\n  gonb       /repo/.venv/share/jupyter/kernels/gonb\n" +
+		"  python3    /repo/.venv/share/jupyter/kernels/python3\n"
+	if got := listedKernelDir(list, "gonb"); got != "/repo/.venv/share/jupyter/kernels/gonb" {
+		t.Errorf("gonb: %q", got)
+	}
+	if got := listedKernelDir(list, "go"); got != "" {
+		t.Errorf("go: %q, want none", got)
+	}
+	if got := listedKernelDir("  gonb    /home/a b/.local/share/jupyter/kernels/gonb\n", "gonb"); got != "/home/a b/.local/share/jupyter/kernels/gonb" {
+		t.Errorf("a folder with a space: %q", got)
 	}
 }

@@ -23,25 +23,25 @@ func binVersion(path, mod string) string {
 	return moduleVersion(string(out), mod)
 }
 
-// kernelDir is where `gonb --install` writes its kernel spec (it follows JUPYTER_DATA_DIR like GoNB does).
-func kernelDir() string {
-	dir := os.Getenv("JUPYTER_DATA_DIR")
-	if dir == "" {
-		home, _ := os.UserHomeDir()
-		if runtime.GOOS == "darwin" {
-			dir = filepath.Join(home, "Library", "Jupyter")
-		} else {
-			dir = filepath.Join(home, ".local", "share", "jupyter")
-		}
+// userDataDir is the user's Jupyter data folder, where `gonb --install` writes its kernel spec on the system
+// stack (it follows JUPYTER_DATA_DIR like GoNB does).
+func userDataDir() string {
+	if dir := os.Getenv("JUPYTER_DATA_DIR"); dir != "" {
+		return dir
 	}
-	return filepath.Join(dir, "kernels", "gonb")
+	home, _ := os.UserHomeDir()
+	if runtime.GOOS == "darwin" {
+		return filepath.Join(home, "Library", "Jupyter")
+	}
+	return filepath.Join(home, ".local", "share", "jupyter")
 }
 
 // kernelSpec is the part of kernel.json we read and rewrite; other fields are kept as they are.
 type kernelSpec map[string]any
 
-func readKernelSpec() (kernelSpec, error) {
-	data, err := os.ReadFile(filepath.Join(kernelDir(), "kernel.json"))
+// readKernelSpec reads kernel.json in the kernel folder dir.
+func readKernelSpec(dir string) (kernelSpec, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "kernel.json"))
 	if err != nil {
 		return nil, err
 	}
@@ -62,22 +62,26 @@ func (k kernelSpec) argv() []string {
 	return argv
 }
 
-// probe inspects the machine. gobin is where `go install` puts binaries, logFile GoNB's log file and pjrtDir the
-// folder of the PJRT CPU plugin ("": not wanted).
-func probe(gobin, logFile, pjrtDir string) state {
+// probe inspects the machine for the setup in loc: the Go tools in loc.gobin, the kernel spec in loc.kernelDir(),
+// GoNB's log folder, the PJRT CPU plugin in loc.pjrtDir ("": not wanted) and the stack's Jupyter: the system's
+// (setup.SystemJupyter), or on the venv stack the Python that makes the virtual environment and the environment's
+// Jupyter and packages.
+func probe(loc locations) state {
 	s := state{
-		GonbVersion:      binVersion(filepath.Join(gobin, "gonb"), gonbModule),
-		GoimportsVersion: binVersion(filepath.Join(gobin, "goimports"), toolsModule),
-		GoplsVersion:     binVersion(filepath.Join(gobin, "gopls"), goplsModule),
+		Stack:            loc.stack,
+		GonbVersion:      binVersion(filepath.Join(loc.gobin, "gonb"), gonbModule),
+		GoimportsVersion: binVersion(filepath.Join(loc.gobin, "goimports"), toolsModule),
+		GoplsVersion:     binVersion(filepath.Join(loc.gobin, "gopls"), goplsModule),
 		Root:             os.Geteuid() == 0,
-		PJRT:             pjrtDir != "" && pjrtInstalled(pjrtDir),
+		Debian:           isDebian(),
+		PJRT:             loc.pjrtDir != "" && pjrtInstalled(loc.pjrtDir),
 		Platform:         runtime.GOOS + "/" + runtime.GOARCH,
 		XLA:              gomlxmodel.XLACompiledIn(),
 	}
-	if st, err := os.Stat(filepath.Dir(logFile)); err == nil && st.IsDir() {
+	if st, err := os.Stat(filepath.Dir(loc.logFile)); err == nil && st.IsDir() {
 		s.LogDir = true
 	}
-	if spec, err := readKernelSpec(); err == nil {
+	if spec, err := readKernelSpec(loc.kernelDir()); err == nil {
 		s.KernelArgv = spec.argv()
 		if s.KernelArgv == nil {
 			s.KernelArgv = []string{} // a kernel.json without argv is there: patch it rather than reinstall
@@ -87,7 +91,15 @@ func probe(gobin, logFile, pjrtDir string) state {
 	}
 	_, err := exec.LookPath("apt-get")
 	s.HaveApt = err == nil
-	s.Jupyter, _ = setup.Jupyter()
+	if loc.stack == venvStack {
+		probeBasePython(&s)
+		probeVenv(&s, loc.venv)
+		if j := filepath.Join(loc.venv, "bin", "jupyter"); s.VenvPython && fileExists(j) {
+			s.Jupyter = j
+		}
+	} else {
+		s.Jupyter, _ = setup.SystemJupyter()
+	}
 	if s.Jupyter == "" {
 		return s
 	}
@@ -99,4 +111,10 @@ func probe(gobin, logFile, pjrtDir string) state {
 		}
 	}
 	return s
+}
+
+// fileExists reports whether path names something that exists (a link is followed).
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

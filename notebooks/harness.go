@@ -9,7 +9,12 @@
 //	AGENTRL_NOTEBOOKS_OPTIONAL=1    skip notebook execution when Jupyter or GoNB is missing (default: fail)
 //	AGENTRL_CELL_TIMEOUT=40m        per-cell timeout (Go duration, at least 1s)
 //	AGENTRL_NOTEBOOK_JOBS=3         how many notebooks TestNotebooks executes at once (default: one for every core)
-//	AGENTRL_JUPYTER=/path/jupyter   the jupyter command (default /usr/bin/jupyter, else the one on PATH)
+//	AGENTRL_JUPYTER=/path/jupyter   the jupyter command (default: see below)
+//
+// The jupyter command is the first of: $AGENTRL_JUPYTER; .venv/bin/jupyter in the repository (pip's JupyterLab 4
+// and Notebook 7, which `go run ./kernelsetup` installs there, without root); /usr/bin/jupyter (Debian's, which
+// `go run ./kernelsetup -install-jupyter` installs as root); the jupyter on PATH. The Python named in its shebang
+// runs the harness's scripts (execute.py, interrupt.py), which work with nbclient 0.7 (Debian 12) to 0.11.
 package notebooks
 
 import (
@@ -232,12 +237,14 @@ func (r *Runner) environ(extra ...string) []string {
 var ErrNoJupyter = errors.New("notebook tools missing")
 
 // setupHint is what to run when something is missing.
-const setupHint = "run `go run ./kernelsetup -install-jupyter` from the repository root (see README.md, Setup)"
+const setupHint = "run `go run ./kernelsetup` from the repository root (pip's Jupyter in .venv; as root on Debian, " +
+	"`-install-jupyter` for Debian's; see README.md, Setup)"
 
 // NewRunner returns a Runner for this machine, or an error that says what is missing (wrapping ErrNoJupyter when
-// a tool is). It finds Jupyter ($AGENTRL_JUPYTER, else /usr/bin/jupyter, else the one on PATH), the Python that
-// runs it (which must import nbclient), the registered GoNB kernel and goimports; it puts Go's bin folder first on
-// the kernel's PATH and reads the per-cell timeout from $AGENTRL_CELL_TIMEOUT (default 40m). Log is io.Discard.
+// a tool is). It finds Jupyter (setup.Jupyter: $AGENTRL_JUPYTER, else the repository's .venv/bin/jupyter, else
+// /usr/bin/jupyter, else the one on PATH), the Python that runs it (which must import nbclient), the GoNB kernel
+// registered with it and goimports; it puts Go's bin folder first on the kernel's PATH and reads the per-cell
+// timeout from $AGENTRL_CELL_TIMEOUT (default 40m). Log is io.Discard.
 func NewRunner() (*Runner, error) {
 	r := &Runner{CellTimeout: 40 * time.Minute, StartupTimeout: 2 * time.Minute, Log: io.Discard}
 	if s := os.Getenv("AGENTRL_CELL_TIMEOUT"); s != "" {

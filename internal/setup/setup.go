@@ -1,6 +1,6 @@
-// Package setup finds what the notebooks need on this machine: Go's install directory and the Jupyter command
-// with the Python that runs it. The kernel installer (kernelsetup) and the notebook harness (notebooks) share it,
-// so that both look in the same places.
+// Package setup finds what the notebooks need on this machine: Go's install directory, the repository's root and
+// the Jupyter command with the Python that runs it. The kernel installer (kernelsetup) and the notebook harness
+// (notebooks) share it, so that both look in the same places.
 package setup
 
 import (
@@ -32,9 +32,49 @@ func GoBin() (string, error) {
 	return filepath.Join(filepath.SplitList(strings.TrimSpace(lines[1]))[0], "bin"), nil
 }
 
-// Jupyter returns the jupyter command: $AGENTRL_JUPYTER, else /usr/bin/jupyter (Debian's, whose Python has the
-// modules; a `jupyter` earlier on PATH may be a pyenv shim without them), else the one on PATH.
+// VenvDir is the project-local virtual environment, relative to the repository root, into which
+// `go run ./kernelsetup` installs Jupyter with pip.
+const VenvDir = ".venv"
+
+// RepoRoot returns the repository root: the first folder at or above the working directory that holds a go.mod.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if st, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && !st.IsDir() {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod at or above the working directory: run it inside the repository")
+		}
+		dir = parent
+	}
+}
+
+// VenvJupyter returns the path of the jupyter command of the virtual environment in the repository at root
+// (whether or not it exists).
+func VenvJupyter(root string) string {
+	return filepath.Join(root, VenvDir, "bin", "jupyter")
+}
+
+// Jupyter returns the jupyter command, the first of: $AGENTRL_JUPYTER; .venv/bin/jupyter in the repository that
+// holds the working directory (pip's Jupyter, which kernelsetup installs without root); SystemJupyter's.
 func Jupyter() (string, error) {
+	if os.Getenv(JupyterEnv) == "" {
+		if root, err := RepoRoot(); err == nil && executable(VenvJupyter(root)) {
+			return VenvJupyter(root), nil
+		}
+	}
+	return SystemJupyter()
+}
+
+// SystemJupyter returns the machine's jupyter command, whatever the repository's virtual environment holds:
+// $AGENTRL_JUPYTER, else /usr/bin/jupyter (Debian's, whose Python has the modules; a `jupyter` earlier on PATH may
+// be a pyenv shim without them), else the one on PATH.
+func SystemJupyter() (string, error) {
 	if p := os.Getenv(JupyterEnv); p != "" {
 		if _, err := os.Stat(p); err != nil {
 			return "", fmt.Errorf("%s=%s does not exist", JupyterEnv, p)
@@ -48,6 +88,12 @@ func Jupyter() (string, error) {
 		return p, nil
 	}
 	return "", errors.New("jupyter not found")
+}
+
+// executable reports whether path is a file that someone may execute (a link is followed).
+func executable(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
 }
 
 // ScriptInterpreter returns the interpreter named in a script's shebang, resolved on PATH; "" if there is none.

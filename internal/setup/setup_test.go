@@ -43,3 +43,45 @@ func TestJupyterFromEnv(t *testing.T) {
 		t.Error("a missing $AGENTRL_JUPYTER: no error")
 	}
 }
+
+// TestJupyterPrefersVenv: the repository's .venv/bin/jupyter comes before the machine's Jupyter, found from any
+// folder of the repository, and $AGENTRL_JUPYTER before both.
+func TestJupyterPrefersVenv(t *testing.T) {
+	root := t.TempDir()
+	sub := filepath.Join(root, "notebooks")
+	venvJupyter := VenvJupyter(root)
+	for _, dir := range []string{sub, filepath.Dir(venvJupyter)} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "go.mod"), []byte("module x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(sub)
+	t.Setenv(JupyterEnv, "")
+	if got, err := RepoRoot(); got != root || err != nil {
+		t.Errorf("RepoRoot() = %q, %v; want %q", got, err, root)
+	}
+	system, _ := SystemJupyter()
+	if got, _ := Jupyter(); got != system {
+		t.Errorf("without .venv/bin/jupyter: Jupyter() = %q, want SystemJupyter's %q", got, system)
+	}
+	if err := os.WriteFile(venvJupyter, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Jupyter(); got != venvJupyter || err != nil {
+		t.Errorf("Jupyter() = %q, %v; want %q", got, err, venvJupyter)
+	}
+	if got, _ := SystemJupyter(); got == venvJupyter {
+		t.Errorf("SystemJupyter() = %q, the virtual environment's", got)
+	}
+	other := filepath.Join(root, "jupyter")
+	if err := os.WriteFile(other, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(JupyterEnv, other)
+	if got, err := Jupyter(); got != other || err != nil {
+		t.Errorf("with $%s: Jupyter() = %q, %v; want %q", JupyterEnv, got, err, other)
+	}
+}
