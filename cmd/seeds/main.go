@@ -74,6 +74,7 @@ Flags:
 	flag.IntVar(&rl.Epochs, "epochs", rl.Epochs, "passes over each batch (agentrl.RLConfig.Epochs)")
 	flag.Float64Var(&rl.KLCoef, "kl", rl.KLCoef, "KL penalty towards the base agent (agentrl.RLConfig.KLCoef)")
 	split := flag.Bool("split", false, "sample with the split decoder (gomlxmodel.ScheduleSplit; on XLA another realization, as cmd/calibrate -split)")
+	packed := flag.Bool("packed", false, "pack the updates' rows (gomlxmodel.PackingPacked; on XLA another realization)")
 	var gen agentrl.TaskGen
 	candidate := flag.String("candidate", "", "a candidate of cmd/calibrate's search: key=value settings of the base agent, the gym and the RL update, e.g. \"obs=terse late-submit=0.2\" (instead of the other base-agent and RL flags)")
 	flag.Parse()
@@ -98,7 +99,7 @@ Flags:
 	if *candidate != "" {
 		var others []string
 		flag.Visit(func(f *flag.Flag) {
-			if f.Name != "candidate" && f.Name != "seeds" && f.Name != "sampling" && f.Name != "split" {
+			if f.Name != "candidate" && f.Name != "seeds" && f.Name != "sampling" && f.Name != "split" && f.Name != "packed" {
 				others = append(others, "-"+f.Name)
 			}
 		})
@@ -119,6 +120,9 @@ Flags:
 	}
 	if *split {
 		gomlxmodel.SetDecoderSchedule(gomlxmodel.ScheduleSplit)
+	}
+	if *packed {
+		gomlxmodel.SetUpdatePacking(gomlxmodel.PackingPacked)
 	}
 	if err := run(base, rl, gen, seeds, sampling); err != nil {
 		fmt.Fprintln(os.Stderr, "seeds:", err)
