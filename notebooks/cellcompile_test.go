@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -183,6 +184,29 @@ func TestCellPrograms(t *testing.T) {
 		if err != nil || !bytes.Equal(got, want) {
 			t.Errorf("%s is not %s's cell program (go test ./notebooks -run TestCellPrograms -update writes it): %v\n%s",
 				golden, p.notebook, err, Diff(string(want), string(got), 2, 40))
+		}
+	}
+}
+
+// TestExercisesShown checks that every exercise the exercises' README shows (a Go block after a line
+// "<!-- testdata/exercises/NAME.cell -->") is that file's code, so the worked examples a reader copies are the ones
+// TestExercisesCompile checks.
+func TestExercisesShown(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("exercises", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := regexp.MustCompile("(?s)<!-- (testdata/exercises/[^ ]+\\.cell) -->\n```go\n(.*?)```\n").FindAllSubmatch(readme, -1)
+	if len(shown) < 2 {
+		t.Fatalf("the exercises' README shows %d exercises, want the worked examples (3 and 4)", len(shown))
+	}
+	for _, m := range shown {
+		want, err := os.ReadFile(string(m[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(m[2]) != string(want) {
+			t.Errorf("exercises/README.md shows another %s than the file's", m[1])
 		}
 	}
 }
