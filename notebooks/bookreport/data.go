@@ -16,7 +16,33 @@ var (
 	claimsTSV string
 	//go:embed auxlines.tsv
 	auxLinesTSV string
+	//go:embed sixseeds.tsv
+	sixSeedsTSV string
 )
+
+// SixSeedCount is how often a mechanism rule held under other seeds (sixseeds.tsv).
+type SixSeedCount struct {
+	ID        string
+	Held, Of  int
+	Variation string // what varies across the seeds
+}
+
+// SixSeeds returns the counts of sixseeds.tsv, in its order.
+func SixSeeds() []SixSeedCount {
+	var out []SixSeedCount
+	for _, f := range readTSV("sixseeds.tsv", sixSeedsTSV, "ID", "held", "of", "across the seeds") {
+		var c SixSeedCount
+		if _, err := fmt.Sscan(f[1], &c.Held); err != nil {
+			panic("bookreport: sixseeds.tsv: " + f[0] + ": held: " + err.Error())
+		}
+		if _, err := fmt.Sscan(f[2], &c.Of); err != nil || c.Held > c.Of {
+			panic(fmt.Sprintf("bookreport: sixseeds.tsv: %s: %s of %s seeds", f[0], f[1], f[2]))
+		}
+		c.ID, c.Variation = f[0], f[3]
+		out = append(out, c)
+	}
+	return out
+}
 
 // readTSV parses a table of the package's data: lines of fields separated by one tab, the first such line the
 // header, which must equal header; blank lines and lines starting with # are skipped, and `\n` in a field is a

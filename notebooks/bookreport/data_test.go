@@ -74,3 +74,20 @@ func TestKnownDeviationsData(t *testing.T) {
 		}
 	}
 }
+
+// TestSixSeeds checks that every six-seed count names a line or claim of the report.
+func TestSixSeeds(t *testing.T) {
+	ids := map[string]bool{}
+	for _, l := range append(BookLines(), Claims()...) {
+		ids[l.ID] = true
+	}
+	counts := SixSeeds()
+	if len(counts) < 10 {
+		t.Fatalf("%d six-seed counts", len(counts))
+	}
+	for _, c := range counts {
+		if !ids[c.ID] {
+			t.Errorf("sixseeds.tsv: %s is no line or claim of the report", c.ID)
+		}
+	}
+}

@@ -77,8 +77,25 @@ func (rep *Report) Markdown(sources map[string]string) string {
 			writeRow(&b, r, r.Source+": "+cellEscape(r.Book), !calibrated)
 		}
 	}
+	rep.writeSixSeeds(&b)
 	rep.writeAux(&b)
 	return b.String()
+}
+
+// writeSixSeeds renders each mechanism rule's verdict on this run beside how often it held under six RL seeds.
+func (rep *Report) writeSixSeeds(b *strings.Builder) {
+	b.WriteString("\n## Mechanisms under six RL seeds\n\n")
+	b.WriteString("A run is one sample of each mechanism. The notebooks print RL seed 0; `go run ./cmd/seeds` repeats the\n")
+	b.WriteString("seed-sensitive experiments under RL seeds 0–5 (C25: sampling seeds 0–9) on the chapter's defaults and counts\n")
+	b.WriteString("the seeds in which each mechanism rule holds (FINDINGS.md, \"Luck or mechanism\"; `notebooks/bookreport/sixseeds.tsv`).\n\n")
+	b.WriteString("| ID | this run | seeds in which it holds | across the seeds |\n|---|---|---|---|\n")
+	for _, c := range SixSeeds() {
+		verdict := "not printed"
+		if r, ok := rep.byID[c.ID]; ok {
+			verdict = r.Status()
+		}
+		fmt.Fprintf(b, "| %s | %s | %d of %d | %s |\n", c.ID, verdict, c.Held, c.Of, cellEscape(c.Variation))
+	}
 }
 
 // writeRecentred renders the summary of the class 2 bands re-centred on our base agent.
