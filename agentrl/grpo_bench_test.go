@@ -14,8 +14,6 @@ import (
 var (
 	grpoPolicy = flag.String("grpo.policy", "", "BenchmarkGRPOStep starts from the TinyAgent stream in this file "+
 		"(Model.WriteTo; internal/pytorchref/dumpgym -policy writes the chapter's RL base agent) instead of a fresh model")
-	grpoDecoder = flag.String("grpo.decoder", "auto", "BenchmarkGRPOStep's decoder schedule: auto, padded or split (gomlxmodel.SetDecoderSchedule)")
-	grpoPacking = flag.String("grpo.packing", "auto", "BenchmarkGRPOStep's update layout: auto, padded or packed (gomlxmodel.SetUpdatePacking)")
 )
 
 // BenchmarkGRPOStep times one step of TrainRL with the default RLConfig (8 tasks × 8 episodes, 6 turns,
@@ -49,9 +47,6 @@ func BenchmarkGRPOStep(b *testing.B) {
 	tok := BuildTokenizer(all)
 	policy, err := grpoBenchPolicy(tok.VocabSize())
 	if err != nil {
-		b.Fatal(err)
-	}
-	if err := setGRPOBenchLevers(b); err != nil {
 		b.Fatal(err)
 	}
 	cfg := DefaultRLConfig()
@@ -138,27 +133,4 @@ func grpoBenchPolicy(vocab int) (*gomlxmodel.Model, error) {
 	}
 	m.ResetOptimizer()
 	return m, nil
-}
-
-// setGRPOBenchLevers sets the decoder schedule and update layout that -grpo.decoder and -grpo.packing name, until
-// b ends.
-func setGRPOBenchLevers(b *testing.B) error {
-	schedules := map[string]gomlxmodel.DecoderSchedule{"auto": gomlxmodel.ScheduleAuto,
-		"padded": gomlxmodel.SchedulePadded, "split": gomlxmodel.ScheduleSplit}
-	packings := map[string]gomlxmodel.UpdatePacking{"auto": gomlxmodel.PackingAuto,
-		"padded": gomlxmodel.PackingPadded, "packed": gomlxmodel.PackingPacked}
-	s, ok := schedules[*grpoDecoder]
-	if !ok {
-		return fmt.Errorf("-grpo.decoder %q: want auto, padded or split", *grpoDecoder)
-	}
-	p, ok := packings[*grpoPacking]
-	if !ok {
-		return fmt.Errorf("-grpo.packing %q: want auto, padded or packed", *grpoPacking)
-	}
-	prevS, prevP := gomlxmodel.SetDecoderSchedule(s), gomlxmodel.SetUpdatePacking(p)
-	b.Cleanup(func() {
-		gomlxmodel.SetDecoderSchedule(prevS)
-		gomlxmodel.SetUpdatePacking(prevP)
-	})
-	return nil
 }

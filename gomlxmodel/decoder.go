@@ -33,14 +33,10 @@ type Decoder struct {
 	lens   []int             // cached tokens per row
 	queue  [][]int32         // tokens waiting for the next Step, per row
 	// splitPrefill runs the rows with a long queue apart from those with one token, and leaves out
-	// rows with nothing queued (see Step). It is set on the pure-Go backend, where it keeps the logits'
-	// bits (TestDecoderScheduleBits) and every padded token slot costs compute; on XLA the shapes of
-	// a graph change the bits of its results, so the default there stays one padded graph per Step.
+	// rows with nothing queued (see Step): every decoder but the tests' padded oracle. On pure Go it
+	// keeps the padded graph's bits (TestDecoderScheduleBits); on XLA, whose code for a graph depends
+	// on its shapes, it is its own realization.
 	splitPrefill bool
-	// legacy is the pure-Go schedule of earlier releases, kept to compare with (ScheduleLegacy): all
-	// prefilling rows in one execution padded to the longest queue, split from the decoding rows only
-	// when they are at most half the rows.
-	legacy bool
 	// buckets are the split's token buckets on this backend (splitPow2 or splitLadder).
 	buckets []int
 	// fewShapes pads the split's executions to a small set of shapes (rowBucket, cacheLen, and caches
@@ -56,46 +52,13 @@ type Decoder struct {
 	executed, needed int
 }
 
-// DecoderSchedule is how Decoder.Step groups rows into executions (SetDecoderSchedule).
-type DecoderSchedule int32
+// paddedOracle makes the decoders made while it is set run one padded graph per Step over all rows:
+// the schedule the split is checked against. Only this package's tests set it (export_test.go).
+var paddedOracle atomic.Bool
 
-const (
-	// ScheduleAuto is the default: ScheduleSplit on pure Go, where it gives the logits of ScheduleLegacy
-	// bit for bit, and SchedulePadded on XLA, where the split's logits differ in the last bits (XLA's CPU
-	// code depends on the shapes: a run sampled split is another realization, Numerics says so).
-	ScheduleAuto DecoderSchedule = iota
-	// SchedulePadded runs one graph per Step over all B rows, each padded to the longest queue.
-	SchedulePadded
-	// ScheduleSplit runs the rows with one queued token in one execution of one token slot per row,
-	// and the rows that prefill in one execution per token bucket (splitBucket: 4, 8, 16, ..., 256 on
-	// pure Go, with 12, 24, 48, ... between them on XLA), leaving out rows with nothing queued. On XLA
-	// its logits differ from SchedulePadded's in the last bits (XLA's CPU code for a graph depends on its
-	// shapes; see TestDecoderScheduleBits).
-	ScheduleSplit
-	// ScheduleLegacy is the schedule of earlier releases: on XLA SchedulePadded, on pure Go a split only
-	// when at most half the rows prefill, all of them padded to the longest queue. It is kept for
-	// comparisons (tests and benchmarks).
-	ScheduleLegacy
-)
-
-var decoderSchedule atomic.Int32
-
-// SetDecoderSchedule sets the schedule of the decoders made after it (NewDecoder reads it) and returns
-// the previous one. It is meant for tests and benchmarks; ScheduleAuto is the default.
-func SetDecoderSchedule(s DecoderSchedule) DecoderSchedule {
-	return DecoderSchedule(decoderSchedule.Swap(int32(s)))
-}
-
-// splitDecode reports whether the decoders made now split prefilling rows from decoding ones.
-func splitDecode() bool {
-	switch DecoderSchedule(decoderSchedule.Load()) {
-	case SchedulePadded:
-		return false
-	case ScheduleSplit:
-		return true
-	}
-	return pureGoBackend() // ScheduleAuto, ScheduleLegacy
-}
+// splitDecode reports whether the decoders made now split prefilling rows from decoding ones: always,
+// but for the tests' padded oracle.
+func splitDecode() bool { return !paddedOracle.Load() }
 
 // Process-wide token positions of every decoder (DecodePositions).
 var decodeExecuted, decodeNeeded atomic.Int64
@@ -128,8 +91,7 @@ func (m *Model) NewDecoder(B int) (*Decoder, error) {
 	if pureGoBackend() {
 		d.buckets = splitPow2
 	}
-	d.legacy = DecoderSchedule(decoderSchedule.Load()) == ScheduleLegacy
-	d.fewShapes = d.splitPrefill && !d.legacy && !pureGoBackend()
+	d.fewShapes = d.splitPrefill && !pureGoBackend()
 	if d.fewShapes && B > splitPageRows {
 		for first := 0; first < B; first += splitPageRows {
 			p, err := m.NewDecoder(min(splitPageRows, B-first))
@@ -368,7 +330,7 @@ func (d *Decoder) Step() ([]float32, error) {
 		}
 	}
 	switch {
-	case d.splitPrefill && !d.legacy:
+	case d.splitPrefill:
 		if len(single) > 0 {
 			if err := d.run(single, 1, d.rowBucket(len(single), 1) < d.bp, logits); err != nil {
 				return nil, err
@@ -392,20 +354,6 @@ func (d *Decoder) Step() ([]float32, error) {
 				return nil, err
 			}
 			prefill = rest
-		}
-	case d.splitPrefill && 2*len(prefill) <= d.nRows:
-		// ScheduleLegacy on pure Go. One token for most rows, a long prefill for a few: run them apart
-		// instead of padding every row to the longest queue, and leave out the rows with nothing queued
-		// (finished episodes) when that makes the graph smaller.
-		if len(single) > 0 {
-			if err := d.run(single, 1, bucketB(len(single)) < d.bp, logits); err != nil {
-				return nil, err
-			}
-		}
-		if len(prefill) > 0 {
-			if err := d.run(prefill, stepBucket(n, cfg.MaxLen), true, logits); err != nil {
-				return nil, err
-			}
 		}
 	default:
 		if err := d.run(append(single, prefill...), stepBucket(n, cfg.MaxLen), false, logits); err != nil {

@@ -11,10 +11,10 @@ import (
 // (max abs difference ≤ 1e-5), at TinyAgent's real size, under each schedule (on XLA the split's cache
 // grows in powers of two).
 func TestDecoderMatchesForward(t *testing.T) {
-	for _, s := range []DecoderSchedule{SchedulePadded, ScheduleSplit} {
-		t.Run(map[DecoderSchedule]string{SchedulePadded: "padded", ScheduleSplit: "split"}[s], func(t *testing.T) {
-			prev := SetDecoderSchedule(s)
-			defer SetDecoderSchedule(prev)
+	for _, padded := range []bool{true, false} {
+		t.Run(map[bool]string{true: "padded", false: "split"}[padded], func(t *testing.T) {
+			prev := paddedOracle.Swap(padded)
+			defer paddedOracle.Store(prev)
 			testDecoderMatchesForward(t)
 		})
 	}
@@ -240,10 +240,8 @@ func TestDecoderPages(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	const B = splitPageRows + splitPageRows/2 + 3
 	var decs [2]*Decoder
-	for i, s := range []DecoderSchedule{SchedulePadded, ScheduleSplit} {
-		prev := SetDecoderSchedule(s)
-		d, err := m.NewDecoder(B)
-		SetDecoderSchedule(prev)
+	for i, padded := range []bool{true, false} {
+		d, err := newScheduled(m, B, padded)
 		if err != nil {
 			t.Fatal(err)
 		}

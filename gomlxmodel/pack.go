@@ -37,37 +37,13 @@ import (
 // shapes.
 const packBucket = 4
 
-// UpdatePacking is how Model.Update and Critic.Update lay out a batch's rows (SetUpdatePacking).
-type UpdatePacking int32
+// paddedUpdates makes the updates run while it is set give the graphs the bucketed, right-padded rows:
+// the layout packing is checked against. Only this package's tests set it (export_test.go).
+var paddedUpdates atomic.Bool
 
-const (
-	// PackingAuto is the default: packed rows on pure Go, padded rows on XLA (where packing changes
-	// the last bits of the updates, and with them the committed chapter's numbers).
-	PackingAuto UpdatePacking = iota
-	// PackingPadded gives the graphs the bucketed, right-padded rows.
-	PackingPadded
-	// PackingPacked packs the rows end to end (on XLA into rows of packRowLen's shapes).
-	PackingPacked
-)
-
-var updatePacking atomic.Int32
-
-// SetUpdatePacking sets how the updates after it lay out their rows and returns the previous setting.
-// Numerics names the choice, so result caches keep its runs apart.
-func SetUpdatePacking(p UpdatePacking) UpdatePacking {
-	return UpdatePacking(updatePacking.Swap(int32(p)))
-}
-
-// packUpdates says whether Model.Update and Critic.Update pack their rows now.
-func packUpdates() bool {
-	switch UpdatePacking(updatePacking.Load()) {
-	case PackingPadded:
-		return false
-	case PackingPacked:
-		return true
-	}
-	return pureGoBackend()
-}
+// packUpdates says whether Model.Update and Critic.Update pack their rows: always, but for the tests'
+// padded oracle.
+func packUpdates() bool { return !paddedUpdates.Load() }
 
 // Process-wide token positions of every update (UpdatePositions).
 var updateExecuted, updateNeeded atomic.Int64
@@ -297,14 +273,13 @@ func packedKind(kind string, packed bool) string {
 	return kind
 }
 
-// Numerics names what decides the bits of this package's results in this process: the backend; where
-// updates pack their rows, how their graphs differ from the padded ones (each changes the order of
-// floating-point sums): packed rows, queries of the last block at read positions only, and
-// block-causal attention; on the pure-Go backend, the architecture (Go fuses multiply-adds on some, such
-// as arm64, and not on amd64); on another backend, the Processor its code is compiled for and the
-// XLA_FLAGS it is compiled with, and whether its decoders split prefilling rows from decoding ones (the
-// decoder schedule, SetDecoderSchedule: other shapes, other bits). Result caches key on it, and the notebook harness compares executed
-// outputs exactly only with outputs committed under the same Numerics.
+// Numerics names what decides the bits of this package's results in this process, read off the same
+// settings that choose the computation: the backend; how the updates' graphs lay out their rows
+// (packed rows, queries of the last block at read positions only, block-causal attention: each changes
+// the order of floating-point sums); on the pure-Go backend, the architecture (Go fuses multiply-adds on
+// some, such as arm64, and not on amd64); on XLA, the Processor its code is compiled for, the shapes its
+// split decoders pad to, the plugin build and XLA_FLAGS. Result caches key on it, and the notebook
+// harness compares executed outputs exactly only with outputs committed under the same Numerics.
 func Numerics() (string, error) {
 	b, err := Backend()
 	if err != nil {

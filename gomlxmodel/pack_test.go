@@ -150,13 +150,9 @@ func raggedBatch(rng *rand.Rand, cfg Config, B, T int) UpdateBatch {
 // withPacking runs f with packing of updates forced on or off, and with attention chunks of 8
 // positions, so that the tests' short rows (32 positions) take the block-causal path.
 func withPacking(on bool, f func()) {
-	mode := PackingPadded
-	if on {
-		mode = PackingPacked
-	}
-	saved, savedChunk := SetUpdatePacking(mode), attentionChunk
+	saved, savedChunk := paddedUpdates.Swap(!on), attentionChunk
 	attentionChunk = 8
-	defer func() { SetUpdatePacking(saved); attentionChunk = savedChunk }()
+	defer func() { paddedUpdates.Store(saved); attentionChunk = savedChunk }()
 	f()
 }
 

@@ -39,7 +39,6 @@ import (
 	"strings"
 
 	"github.com/agentrl-go/agentrl/agentrl"
-	"github.com/agentrl-go/agentrl/gomlxmodel"
 	"github.com/agentrl-go/agentrl/internal/recipe"
 )
 
@@ -73,8 +72,6 @@ Flags:
 	flag.IntVar(&rl.Minibatches, "minibatches", rl.Minibatches, "minibatches per RL update (agentrl.RLConfig.Minibatches)")
 	flag.IntVar(&rl.Epochs, "epochs", rl.Epochs, "passes over each batch (agentrl.RLConfig.Epochs)")
 	flag.Float64Var(&rl.KLCoef, "kl", rl.KLCoef, "KL penalty towards the base agent (agentrl.RLConfig.KLCoef)")
-	split := flag.Bool("split", false, "sample with the split decoder (gomlxmodel.ScheduleSplit; on XLA another realization, as cmd/calibrate -split)")
-	packed := flag.Bool("packed", false, "pack the updates' rows (gomlxmodel.PackingPacked; on XLA another realization)")
 	var gen agentrl.TaskGen
 	candidate := flag.String("candidate", "", "a candidate of cmd/calibrate's search: key=value settings of the base agent, the gym and the RL update, e.g. \"obs=terse late-submit=0.2\" (instead of the other base-agent and RL flags)")
 	flag.Parse()
@@ -99,7 +96,7 @@ Flags:
 	if *candidate != "" {
 		var others []string
 		flag.Visit(func(f *flag.Flag) {
-			if f.Name != "candidate" && f.Name != "seeds" && f.Name != "sampling" && f.Name != "split" && f.Name != "packed" {
+			if f.Name != "candidate" && f.Name != "seeds" && f.Name != "sampling" {
 				others = append(others, "-"+f.Name)
 			}
 		})
@@ -117,12 +114,6 @@ Flags:
 	if err := errors.Join(rl.Validate(), base.Validate()); err != nil { // before minutes of training
 		fmt.Fprintln(os.Stderr, "seeds:", err)
 		os.Exit(2)
-	}
-	if *split {
-		gomlxmodel.SetDecoderSchedule(gomlxmodel.ScheduleSplit)
-	}
-	if *packed {
-		gomlxmodel.SetUpdatePacking(gomlxmodel.PackingPacked)
 	}
 	if err := run(base, rl, gen, seeds, sampling); err != nil {
 		fmt.Fprintln(os.Stderr, "seeds:", err)

@@ -18,19 +18,16 @@
 # same weights. dumpgym writes it with the gym that the Python side replays and the Go model's logits on a few
 # sequences, which grpo_bench.py checks its own against (it fails beyond 1e-4).
 # The Go side uses gomlxmodel.Backend(): GOMLX_BACKEND if set, else XLA when a PJRT CPU plugin is installed
-# (go run ./kernelsetup), else the pure-Go backend; DECODER (auto, padded, split) and PACKING (auto, padded, packed)
-# select its decoder schedule and update layout. PyTorch: Debian's python3-torch via PYTHON (/usr/bin/python3),
+# (go run ./kernelsetup), else the pure-Go backend, each with its one decoder schedule and update layout. PyTorch: Debian's python3-torch via PYTHON (/usr/bin/python3),
 # TORCH_THREADS threads (2).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${ROUNDS:-2}
 STEPS=${STEPS:-5}
 PYTHON=${PYTHON:-/usr/bin/python3}
-DECODER=${DECODER:-auto}
-PACKING=${PACKING:-auto}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-go_args=(-grpo.decoder "$DECODER" -grpo.packing "$PACKING")
+go_args=()
 torch_args=()
 if [[ "${FRESH:-}" == 1 ]]; then
   go run ./internal/pytorchref/dumpgym > "$out/gym.json"

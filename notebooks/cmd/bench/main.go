@@ -3,15 +3,13 @@
 // chapter's time went (its stored results computed, by kind); the share of a default 40-step GRPO run that goes to
 // compiling graphs, with the compiled-graph cache off and on, and the token positions its sampling executed against
 // those it needed (Decoder padding); and, where PyTorch is installed, a GRPO step of the chapter's workload (from its
-// RL base agent) against PyTorch on the XLA backend with its defaults and with the split decoder and packed updates,
-// and on the pure-Go backend (internal/pytorchref/grpo_compare.sh).
+// RL base agent) against PyTorch on the XLA and the pure-Go backends (internal/pytorchref/grpo_compare.sh).
 // The notebooks execute into a temporary folder with a temporary result store: the committed notebooks and the
 // user's store are not touched.
 //
 //	go run ./notebooks/cmd/bench                  # the whole chapter (about 20 minutes on 2 cores, on XLA)
 //	go run ./notebooks/cmd/bench -sections 12.6   # one notebook: a quick check of the command
 //	go run ./notebooks/cmd/bench -torch=false     # without the PyTorch comparison
-//	go run ./notebooks/cmd/bench -updates 40      # only the default run's 40 updates, replayed padded and packed
 package main
 
 import (
@@ -51,18 +49,10 @@ Flags:
 	sections := flag.String("sections", "", "comma-separated sections or names to execute (default: the whole chapter)")
 	torch := flag.Bool("torch", true, "compare a GRPO step with PyTorch (internal/pytorchref/grpo_compare.sh) when it is installed")
 	shareRun := flag.Bool("share-run", false, "internal: train one default 40-step run in this process and print its compile share")
-	updates := flag.Int("updates", 0, "instead: record this many steps of the default run's batches and replay their updates padded and packed (gomlxmodel.SetUpdatePacking)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "bench: unexpected arguments %q (notebooks are chosen with -sections)\n", flag.Args())
 		os.Exit(2)
-	}
-	if *updates > 0 {
-		if err := updateLayouts(*updates); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		return
 	}
 	if *shareRun {
 		if err := compileShare(); err != nil {
@@ -205,8 +195,7 @@ func chapterBase() (*ch12.Chapter, *gomlxmodel.Model, error) {
 // ratio is executed/needed token positions (needed at least 1).
 func ratio(executed, needed int64) float64 { return float64(executed) / float64(max(needed, 1)) }
 
-// torchRatios runs grpo_compare.sh on both backends, on XLA also with the split decoder and packed updates
-// (gomlxmodel.SetDecoderSchedule, SetUpdatePacking), and prints its tables, or says why it cannot. The base agent
+// torchRatios runs grpo_compare.sh on both backends and prints its tables, or says why it cannot. The base agent
 // is the one the notebooks stored.
 func torchRatios(ctx context.Context) error {
 	const python = "/usr/bin/python3"
@@ -215,19 +204,17 @@ func torchRatios(ctx context.Context) error {
 			" (apt-get install python3-torch, then run this again)")
 		return nil
 	}
-	for _, run := range []struct{ name, backend, decoder, packing string }{
-		{"xla", "xla", "auto", "auto"}, {"xla+split+packed", "xla", "split", "packed"}, {"go", "go", "auto", "auto"},
-	} {
+	for _, backend := range []string{"xla", "go"} {
 		cmd := exec.CommandContext(ctx, "internal/pytorchref/grpo_compare.sh")
-		cmd.Env = append(os.Environ(), "GOMLX_BACKEND="+run.backend, "DECODER="+run.decoder, "PACKING="+run.packing)
+		cmd.Env = append(os.Environ(), "GOMLX_BACKEND="+backend)
 		cmd.Stderr = os.Stderr
 		out, err := cmd.Output()
 		if err != nil {
-			return fmt.Errorf("grpo_compare.sh on %s: %w", run.name, err)
+			return fmt.Errorf("grpo_compare.sh on %s: %w", backend, err)
 		}
 		sc := bufio.NewScanner(strings.NewReader(string(out)))
 		for sc.Scan() { // its table: seconds per step, the Go/PyTorch ratios, each side's workload and positions
-			fmt.Printf("GRPO step on %-16s | %s\n", run.name, sc.Text())
+			fmt.Printf("GRPO step on %-3s | %s\n", backend, sc.Text())
 		}
 	}
 	return nil
