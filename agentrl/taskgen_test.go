@@ -22,7 +22,7 @@ func tasksHash(t testing.TB, tasks []Task) string {
 	return fmt.Sprintf("%x", sha256.Sum256(b))
 }
 
-func TestMakeTasksPinned(t *testing.T) {
+func TestTaskGenZeroIsMakeTasks(t *testing.T) {
 	if h := tasksHash(t, mustTasks(t, SplitAll)); h != todayTasksHash {
 		t.Errorf("MakeTasks(all) hash %s, want %s (today's tasks changed)", h, todayTasksHash)
 	}
