@@ -40,7 +40,6 @@ import (
 
 	"github.com/agentrl-go/agentrl/agentrl"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
-	"github.com/agentrl-go/agentrl/internal/recipe"
 )
 
 func main() {
@@ -73,10 +72,8 @@ Flags:
 	flag.IntVar(&rl.Minibatches, "minibatches", rl.Minibatches, "minibatches per RL update (agentrl.RLConfig.Minibatches)")
 	flag.IntVar(&rl.Epochs, "epochs", rl.Epochs, "passes over each batch (agentrl.RLConfig.Epochs)")
 	flag.Float64Var(&rl.KLCoef, "kl", rl.KLCoef, "KL penalty towards the base agent (agentrl.RLConfig.KLCoef)")
-	split := flag.Bool("split", false, "sample with the split decoder (gomlxmodel.ScheduleSplit; on XLA another realization, as cmd/calibrate -split)")
+	split := flag.Bool("split", false, "sample with the split decoder (gomlxmodel.ScheduleSplit; on XLA another realization)")
 	packed := flag.Bool("packed", false, "pack the updates' rows (gomlxmodel.PackingPacked; on XLA another realization)")
-	var gen agentrl.TaskGen
-	candidate := flag.String("candidate", "", "a candidate of cmd/calibrate's search: key=value settings of the base agent, the gym and the RL update, e.g. \"obs=terse late-submit=0.2\" (instead of the other base-agent and RL flags)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "seeds: unexpected arguments %q (seeds are given with -seeds, e.g. -seeds 0,1)\n", flag.Args())
@@ -96,24 +93,6 @@ Flags:
 	base := agentrl.DefaultBaseConfig()
 	base.Seed, base.RereadProb, base.MappingRightProb, base.MappingDemos = *baseSeed, *reread, *mappingRight, *mappingDemos
 	base.ReadChoiceWeight, base.GiveUpAfterReadProb, base.Steps = *readWeight, *giveUp, *baseSteps
-	if *candidate != "" {
-		var others []string
-		flag.Visit(func(f *flag.Flag) {
-			if f.Name != "candidate" && f.Name != "seeds" && f.Name != "sampling" && f.Name != "split" && f.Name != "packed" {
-				others = append(others, "-"+f.Name)
-			}
-		})
-		if len(others) > 0 {
-			fmt.Fprintf(os.Stderr, "seeds: -candidate sets the base agent and the RL update: drop %s or write it into the candidate\n", strings.Join(others, ", "))
-			os.Exit(2)
-		}
-		c, err := recipe.Parse("-candidate", *candidate)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "seeds: %v\nsettings:\n%s", err, recipe.Keys())
-			os.Exit(2)
-		}
-		base, rl, gen = c.Base, c.RL, c.Tasks
-	}
 	if err := errors.Join(rl.Validate(), base.Validate()); err != nil { // before minutes of training
 		fmt.Fprintln(os.Stderr, "seeds:", err)
 		os.Exit(2)
@@ -124,7 +103,7 @@ Flags:
 	if *packed {
 		gomlxmodel.SetUpdatePacking(gomlxmodel.PackingPacked)
 	}
-	if err := run(base, rl, gen, seeds, sampling); err != nil {
+	if err := run(base, rl, seeds, sampling); err != nil {
 		fmt.Fprintln(os.Stderr, "seeds:", err)
 		os.Exit(1)
 	}

@@ -22,13 +22,9 @@ type lab struct {
 	blindCeiling float64 // the best blind op's pass rate on the training tasks (C15)
 }
 
-// newLab opens the chapter with baseCfg's base agent on the tasks gen makes (the zero TaskGen: the chapter's) and
-// makes (or loads) that agent.
-func newLab(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig, gen agentrl.TaskGen) (lab, error) {
+// newLab opens the chapter with baseCfg's base agent and makes (or loads) that agent.
+func newLab(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig) (lab, error) {
 	ch, err := ch12.SetupWith(baseCfg)
-	if err == nil && gen != (agentrl.TaskGen{}) {
-		ch, err = ch.WithTasks(gen)
-	}
 	if err != nil {
 		return lab{}, err
 	}
@@ -46,17 +42,17 @@ func newLab(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig, gen agentrl.TaskGen
 	return l, nil
 }
 
-func run(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig, gen agentrl.TaskGen, seeds, sampling []uint64) error {
+func run(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig, seeds, sampling []uint64) error {
 	numerics, err := gomlxmodel.Numerics() // the runs, and so the counts, are those of this backend and processor
 	if err != nil {
 		return err
 	}
-	l, err := newLab(baseCfg, rl, gen)
+	l, err := newLab(baseCfg, rl)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("numerics %s | tasks %s | base agent %s | RL lr %g, %d minibatches, %d epochs, KL %g | RL seeds %v\n",
-		numerics, gen, baseKey(l.ch, baseCfg), rl.LR, rl.Minibatches, rl.Epochs, rl.KLCoef, seeds)
+	fmt.Printf("numerics %s | base agent %s | RL lr %g, %d minibatches, %d epochs, KL %g | RL seeds %v\n",
+		numerics, baseKey(l.ch, baseCfg), rl.LR, rl.Minibatches, rl.Epochs, rl.KLCoef, seeds)
 	baseHabits, err := readHabits(l.base, l.ch.Tok, l.ch.Train, l.rl.Obs)
 	if err != nil {
 		return err
