@@ -53,7 +53,7 @@ func run(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig, seeds, sampling []uint
 	}
 	fmt.Printf("numerics %s | base agent %s | RL lr %g, %d minibatches, %d epochs, KL %g | RL seeds %v\n",
 		numerics, baseKey(l.ch, baseCfg), rl.LR, rl.Minibatches, rl.Epochs, rl.KLCoef, seeds)
-	baseHabits, err := readHabits(l.base, l.ch.Tok, l.ch.Train, l.rl.Obs)
+	baseHabits, err := readHabits(l.base, l.ch.Tok, l.ch.Train)
 	if err != nil {
 		return err
 	}
@@ -126,10 +126,8 @@ func printOutcome(o outcome) {
 
 // readHabits probes policy's next calls around a read on the training tasks, 16 renamings each (seed 7), as
 // 12.3's habitsOf does.
-func readHabits(policy *gomlxmodel.Model, tok *agentrl.Tokenizer, train []agentrl.Task, obs agentrl.ObsFormat) (agentrl.ReadHabits, error) {
-	cfg := agentrl.DefaultRLConfig()
-	cfg.Obs = obs
-	return agentrl.ReadHabitsOf(policy, tok, train, 16, agentrl.NewRNG(7), cfg)
+func readHabits(policy *gomlxmodel.Model, tok *agentrl.Tokenizer, train []agentrl.Task) (agentrl.ReadHabits, error) {
+	return agentrl.ReadHabitsOf(policy, tok, train, 16, agentrl.NewRNG(7), agentrl.DefaultRLConfig())
 }
 
 func habitsLine(h agentrl.ReadHabits) string {
