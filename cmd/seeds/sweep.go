@@ -53,7 +53,7 @@ func run(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig, seeds, sampling []uint
 	}
 	fmt.Printf("numerics %s | base agent %s | RL lr %g, %d minibatches, %d epochs, KL %g | RL seeds %v\n",
 		numerics, baseKey(l.ch, baseCfg), rl.LR, rl.Minibatches, rl.Epochs, rl.KLCoef, seeds)
-	baseHabits, err := readHabits(l.base, l.ch.Tok, l.ch.Train)
+	baseHabits, err := trainHabits(l.base, l.ch.Tok, l.ch.Train)
 	if err != nil {
 		return err
 	}
@@ -122,17 +122,6 @@ func printOutcome(o outcome) {
 		"pass %.2f-%.2f (steps 10-39; -1: never)\n",
 		f.defPeak, f.defAt, f.defSettled, f.cheapReads, f.cheapTestPeak, f.cheapTestAt, f.cheapTestsDown, f.dearTurns,
 		f.shortReads, slices.Min(f.shortPass), slices.Max(f.shortPass))
-}
-
-// readHabits probes policy's next calls around a read on the training tasks, 16 renamings each (seed 7), as
-// 12.3's habitsOf does.
-func readHabits(policy *gomlxmodel.Model, tok *agentrl.Tokenizer, train []agentrl.Task) (agentrl.ReadHabits, error) {
-	return agentrl.ReadHabitsOf(policy, tok, train, 16, agentrl.NewRNG(7), agentrl.DefaultRLConfig())
-}
-
-func habitsLine(h agentrl.ReadHabits) string {
-	return fmt.Sprintf("P(read) first %.3f | after a read: read %.3f, submit %.3f, edit %.3f, the right edit %.3f",
-		h.First, h.Again, h.Submit, h.Edit, h.RightEdit)
 }
 
 // baseKey is the store's key of the base agent of recipe c for the chapter's tasks and tokenizer.
