@@ -227,13 +227,8 @@ func (b BaseRun) Check() error {
 // Seed seeds the generator of b's training steps (its demonstrations draw from Config.Seed).
 func (b BaseRun) Seed() uint64 { return b.Config.Seed + 1 }
 
-// Demonstrations plays c.Demos + c.MappingDemos scripted episodes on renamed copies of tasks in the chapter's
+// Demonstrations plays b.Config's Demos + MappingDemos scripted episodes on renamed copies of b.Tasks in b's
 // environment, so their token layout is exactly what the sampler produces.
-func (c BaseConfig) Demonstrations(tasks []Task, tok *Tokenizer) ([]Trajectory, error) {
-	return BaseRun{Config: c, Tasks: tasks, Tok: tok}.Demonstrations()
-}
-
-// Demonstrations plays b.Config's scripted episodes on renamed copies of b.Tasks in b's environment.
 func (b BaseRun) Demonstrations() ([]Trajectory, error) {
 	c, tasks, tok := b.Config, b.Tasks, b.Tok
 	rng := NewRNG(c.Seed)

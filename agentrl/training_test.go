@@ -436,7 +436,7 @@ func TestBaseDemonstrationsCalibrated(t *testing.T) {
 	tok, train := testSetup(t)
 	c := DefaultBaseConfig()
 	c.MappingDemos = 0
-	demos, err := c.Demonstrations(train, tok)
+	demos, err := BaseRun{Config: c, Tasks: train, Tok: tok}.Demonstrations()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,7 +462,7 @@ func TestMappingDemosLearnReadCall(t *testing.T) {
 	readID := tok.Encode(ToolRead)[0]
 	c := DefaultBaseConfig()
 	c.Demos, c.MappingDemos, c.MalformedProb = 0, 20, 0
-	demos, err := c.Demonstrations(train, tok)
+	demos, err := BaseRun{Config: c, Tasks: train, Tok: tok}.Demonstrations()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -508,7 +508,7 @@ func TestDemonstrationsReread(t *testing.T) {
 		c := DefaultBaseConfig()
 		c.Demos, c.MappingDemos, c.MalformedProb = 0, 30, 0
 		c.RereadProb = tc.p
-		demos, err := c.Demonstrations(train, tok)
+		demos, err := BaseRun{Config: c, Tasks: train, Tok: tok}.Demonstrations()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -538,7 +538,7 @@ func TestDemonstrationsStallOnFailedTest(t *testing.T) {
 		c.SubmitFirstProb, c.SubmitProb, c.MalformedProb = 0, 1, 0
 		c.TestsAfterEdit = []float64{0, 1}
 		c.StallOnFailProb = p
-		demos, err := c.Demonstrations(train, tok)
+		demos, err := BaseRun{Config: c, Tasks: train, Tok: tok}.Demonstrations()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -811,7 +811,7 @@ func TestRampedPenalty(t *testing.T) {
 func TestDemonstrationsTestInformedEdits(t *testing.T) {
 	tok, train := testSetup(t)
 	testedShare := func(c BaseConfig) (informed, blind float64) {
-		demos, err := c.Demonstrations(train, tok)
+		demos, err := BaseRun{Config: c, Tasks: train, Tok: tok}.Demonstrations()
 		if err != nil {
 			t.Fatal(err)
 		}
