@@ -48,38 +48,7 @@ type BaseConfig struct {
 	// in the calibrated mix, whose base agent therefore never reads right after a read; 12.3 sets it to show where
 	// the overshoot of Figure 12.2 comes from. At 0 the demonstrations' random stream is what it was without it.
 	RereadProb float64 `json:",omitempty"`
-	// ReadChoiceWeight is the loss weight of the choice to read in the mapping demonstrations (0: none, the
-	// calibrated mix). Above 0 the base agent reads more often, and RL has less far to move it.
-	ReadChoiceWeight float64 `json:",omitempty"`
-	// GiveUpAfterReadProb is the chance that a demonstration that reads submits right after its read, leaving the
-	// program unedited (the demonstrator read and did not see the fix). It is 0 in the calibrated mix, whose base
-	// agent edits after every read; above 0 part of what a read is worth waits until RL teaches the edit after it
-	// (FINDINGS.md, "Why our 0.05 penalty reads so soon"). At 0 the demonstrations' random stream is what it was
-	// without it.
-	GiveUpAfterReadProb float64 `json:",omitempty"`
-	// LateSubmitProb is the chance that a stalling demonstration submits instead of making its next stalling
-	// call: the demonstrator gives up late rather than never. It is 0 in the calibrated mix, whose stalls run
-	// until the budget is used up; at 0 the demonstrations' random stream is what it was without it.
-	LateSubmitProb float64 `json:",omitempty"`
-	// Malformed names the slips a demonstration's malformed call is drawn from: MalformedNearMiss (the zero
-	// value: a valid tool with a missing or extra argument, or an unknown tool) or MalformedUnknownTool (a word
-	// that is not a tool, where the tool belongs).
-	Malformed MalformedSet `json:",omitempty"`
-	// Obs is the observation format of the demonstrations' environments (RLConfig.Obs of the runs that start
-	// from this base agent).
-	Obs ObsFormat `json:",omitempty"`
 }
-
-// MalformedSet names the slips of the demonstrations' malformed calls (BaseConfig.Malformed).
-type MalformedSet string
-
-// Malformed-call sets.
-const (
-	// MalformedNearMiss: "edit" without its op, "submit test", "test test", "read submit", or an op as the tool.
-	MalformedNearMiss MalformedSet = ""
-	// MalformedUnknownTool: an op, or a word of the gym's observations, where the tool belongs.
-	MalformedUnknownTool MalformedSet = "unknown_tool"
-)
 
 // DefaultBaseConfig is the calibrated demonstration mix and training schedule.
 func DefaultBaseConfig() BaseConfig {
@@ -128,12 +97,9 @@ func (c BaseConfig) Validate() error {
 		{"SubmitFirstProb", c.SubmitFirstProb}, {"ReadProb", c.ReadProb}, {"ReadRightProb", c.ReadRightProb},
 		{"SubmitProb", c.SubmitProb}, {"StallTestProb", c.StallTestProb}, {"StallOnFailProb", c.StallOnFailProb},
 		{"MalformedProb", c.MalformedProb}, {"MappingRightProb", c.MappingRightProb}, {"RereadProb", c.RereadProb},
-		{"GiveUpAfterReadProb", c.GiveUpAfterReadProb}, {"LateSubmitProb", c.LateSubmitProb},
 	} {
 		check(!(p.v >= 0 && p.v <= 1), "%s = %g, want a probability in [0, 1]", p.name, p.v)
 	}
-	check(!(c.ReadChoiceWeight >= 0 && c.ReadChoiceWeight <= 1), "ReadChoiceWeight = %g, want a loss weight in [0, 1]",
-		c.ReadChoiceWeight)
 	distribution := func(name string, probs []float64, required bool) {
 		if probs == nil && !required {
 			return
@@ -145,11 +111,6 @@ func (c BaseConfig) Validate() error {
 		}
 		check(len(probs) == 0 || !(math.Abs(sum-1) <= 1e-9), "%s = %v, want probabilities that sum to 1", name, probs)
 	}
-	check(c.Malformed != MalformedNearMiss && c.Malformed != MalformedUnknownTool, "Malformed = %q, want %q or %q",
-		c.Malformed, MalformedNearMiss, MalformedUnknownTool)
-	if err := c.Obs.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("Obs: %w", err))
-	}
 	distribution("TestsAfterEdit", c.TestsAfterEdit, true)
 	distribution("BlindTestsAfterEdit", c.BlindTestsAfterEdit, false)
 	if err := errors.Join(errs...); err != nil {
@@ -158,12 +119,9 @@ func (c BaseConfig) Validate() error {
 	return nil
 }
 
-// malformedCalls are calls the gym answers with an error observation: a missing or extra argument, or an
-// unknown tool.
-var malformedCalls = map[MalformedSet][][]string{
-	MalformedNearMiss:    {{"edit"}, {"submit", "test"}, {"test", "test"}, {"read", "submit"}, {OpComparison}},
-	MalformedUnknownTool: {{OpComparison}, {OpInit}, {OpReturn}, {"applied"}, {"passed"}},
-}
+// malformedCalls are the slips of the demonstrations' malformed calls, which the gym answers with an error
+// observation: "edit" without its op, "submit test", "test test", "read submit", or an op as the tool.
+var malformedCalls = [][]string{{"edit"}, {"submit", "test"}, {"test", "test"}, {"read", "submit"}, {OpComparison}}
 
 // demoCalls scripts the calls of one demonstration episode on task; a mapping demonstration always reads and
 // then applies the right op.
@@ -177,9 +135,6 @@ func (c BaseConfig) demoCalls(task Task, mapping bool, rng *rand.Rand) [][]strin
 		calls = append(calls, []string{"read"})
 		if c.RereadProb > 0 && rng.Float64() < c.RereadProb {
 			calls = append(calls, []string{"read"})
-		}
-		if c.GiveUpAfterReadProb > 0 && rng.Float64() < c.GiveUpAfterReadProb {
-			return append(calls, []string{"submit"})
 		}
 	}
 	op := repairOps[rng.IntN(len(repairOps))]
@@ -208,8 +163,7 @@ func (c BaseConfig) demoCalls(task Task, mapping bool, rng *rand.Rand) [][]strin
 	}
 	if rng.Float64() < c.MalformedProb {
 		at := rng.IntN(len(calls))
-		slips := malformedCalls[c.Malformed]
-		calls = append(calls[:at], append([][]string{slips[rng.IntN(len(slips))]}, calls[at:]...)...)
+		calls = append(calls[:at], append([][]string{malformedCalls[rng.IntN(len(malformedCalls))]}, calls[at:]...)...)
 	}
 	return calls
 }
@@ -217,9 +171,6 @@ func (c BaseConfig) demoCalls(task Task, mapping bool, rng *rand.Rand) [][]strin
 // stall appends stalling calls to calls until the turn budget is used up.
 func (c BaseConfig) stall(calls [][]string, rng *rand.Rand) [][]string {
 	for len(calls) < c.MaxTurns {
-		if c.LateSubmitProb > 0 && rng.Float64() < c.LateSubmitProb {
-			return append(calls, []string{ToolSubmit})
-		}
 		if rng.Float64() < c.StallTestProb {
 			calls = append(calls, []string{ToolTest})
 		} else {
@@ -242,7 +193,7 @@ func pick(probs []float64, rng *rand.Rand) int {
 
 // BaseRun is the training of an RL base agent as a value: the recipe, the tasks and tokenizer its demonstrations
 // are played on, and the environment they are played in (nil: the chapter's EditBudgetEnv with Config.MaxTurns
-// turns, the hidden-test reward and one edit, showing Config.Obs). A reader's Env lets the base agent learn what a
+// turns, the hidden-test reward and one edit). A reader's Env lets the base agent learn what a
 // reader's environment shows; the scripted calls stay the same, so its environments must answer them and let an
 // episode run Config.MaxTurns turns.
 type BaseRun struct {
@@ -276,13 +227,8 @@ func (b BaseRun) Check() error {
 // Seed seeds the generator of b's training steps (its demonstrations draw from Config.Seed).
 func (b BaseRun) Seed() uint64 { return b.Config.Seed + 1 }
 
-// Demonstrations plays c.Demos + c.MappingDemos scripted episodes on renamed copies of tasks in the chapter's
+// Demonstrations plays b.Config's Demos + MappingDemos scripted episodes on renamed copies of b.Tasks in b's
 // environment, so their token layout is exactly what the sampler produces.
-func (c BaseConfig) Demonstrations(tasks []Task, tok *Tokenizer) ([]Trajectory, error) {
-	return BaseRun{Config: c, Tasks: tasks, Tok: tok}.Demonstrations()
-}
-
-// Demonstrations plays b.Config's scripted episodes on renamed copies of b.Tasks in b's environment.
 func (b BaseRun) Demonstrations() ([]Trajectory, error) {
 	c, tasks, tok := b.Config, b.Tasks, b.Tok
 	rng := NewRNG(c.Seed)
@@ -296,10 +242,10 @@ func (b BaseRun) Demonstrations() ([]Trajectory, error) {
 	} else {
 		newEnv = func() (Env, error) {
 			env, err := NewEditBudgetEnv(c.MaxTurns, reward, 1)
-			if err == nil {
-				env.Obs = c.Obs
+			if err != nil {
+				return nil, err
 			}
-			return env, err
+			return env, nil
 		}
 	}
 	demos := make([]Trajectory, 0, c.Demos+c.MappingDemos)
@@ -312,10 +258,10 @@ func (b BaseRun) Demonstrations() ([]Trajectory, error) {
 			return nil, fmt.Errorf("demonstration %d: %w", i, err)
 		}
 		e := NewEpisode(env, task, tok, c.MaxTurns, ContextLen)
-		calls, failed, stalled := c.demoCalls(task, mapping, rng), false, false
+		calls, failed := c.demoCalls(task, mapping, rng), false
 		for k := 0; k < len(calls) && !e.Done; k++ {
-			if len(calls[k]) == 1 && calls[k][0] == ToolSubmit && failed && !stalled && rng.Float64() < c.StallOnFailProb {
-				calls, stalled = c.stall(calls[:k], rng), true // a late submit (LateSubmitProb) ends this stall
+			if len(calls[k]) == 1 && calls[k][0] == ToolSubmit && failed && rng.Float64() < c.StallOnFailProb {
+				calls = c.stall(calls[:k], rng) // the stall makes no submit
 			}
 			ids := tok.Encode(CallText(calls[k][0], calls[k][1:]...))
 			e.Act(ids, make([]float32, len(ids)))
@@ -324,11 +270,10 @@ func (b BaseRun) Demonstrations() ([]Trajectory, error) {
 			}
 		}
 		demo := MakeTrajectory(e)
-		if mapping { // the choice to read weighs ReadChoiceWeight (0: no loss); the rest of the read call is learned
+		if mapping { // the choice to read carries no loss; the rest of the read call is learned
 			for j := range demo.ActionMask {
 				if demo.Owner[j+1] == OwnerPolicy && demo.Turn[j+1] == 0 && demo.IDs[j+1] == readID {
-					// trainBase weighs a token by mask × advantage, and both are this value.
-					demo.ActionMask[j] = float32(math.Sqrt(c.ReadChoiceWeight))
+					demo.ActionMask[j] = 0
 				}
 			}
 		}

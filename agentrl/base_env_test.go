@@ -45,11 +45,10 @@ func (c BaseConfig) oldDemonstrations(tasks []Task, tok *Tokenizer) ([]Trajector
 			}
 		}
 		demo := MakeTrajectory(e)
-		if mapping { // the choice to read weighs ReadChoiceWeight (0: no loss); the rest of the read call is learned
+		if mapping { // the choice to read carries no loss; the rest of the read call is learned
 			for j := range demo.ActionMask {
 				if demo.Owner[j+1] == OwnerPolicy && demo.Turn[j+1] == 0 && demo.IDs[j+1] == readID {
-					// trainBase weighs a token by mask × advantage, and both are this value.
-					demo.ActionMask[j] = float32(math.Sqrt(c.ReadChoiceWeight))
+					demo.ActionMask[j] = 0
 				}
 			}
 		}
@@ -97,9 +96,6 @@ func TestBaseEnvDefaultIsBitIdentical(t *testing.T) {
 	tok, train := testSetup(t)
 	c := tinyBase()
 	old := must(c.oldDemonstrations(train, tok))
-	if !reflect.DeepEqual(must(c.Demonstrations(train, tok)), old) {
-		t.Fatal("the default demonstrations differ from the ones played before BaseRun.Env")
-	}
 	b := BaseRun{Config: c, Tasks: train, Tok: tok}
 	if !reflect.DeepEqual(must(b.Demonstrations()), old) {
 		t.Fatal("BaseRun's default demonstrations differ from the ones played before BaseRun.Env")
@@ -200,8 +196,6 @@ func TestBaseConfigValidate(t *testing.T) {
 		{"probability above 1", func(c *BaseConfig) { c.ReadProb = 1.5 }, "ReadProb = 1.5"},
 		{"negative probability", func(c *BaseConfig) { c.MappingRightProb = -1 }, "MappingRightProb = -1"},
 		{"re-read probability above 1", func(c *BaseConfig) { c.RereadProb = 1.5 }, "RereadProb = 1.5"},
-		{"give-up probability above 1", func(c *BaseConfig) { c.GiveUpAfterReadProb = 2 }, "GiveUpAfterReadProb = 2"},
-		{"negative read-choice weight", func(c *BaseConfig) { c.ReadChoiceWeight = -0.1 }, "ReadChoiceWeight = -0.1, want a loss weight"},
 		{"tests that do not sum to 1", func(c *BaseConfig) { c.TestsAfterEdit = []float64{0.5, 0.4} }, "TestsAfterEdit"},
 		{"no test distribution", func(c *BaseConfig) { c.TestsAfterEdit = nil }, "TestsAfterEdit"},
 		{"blind tests out of range", func(c *BaseConfig) { c.BlindTestsAfterEdit = []float64{2, -1} }, "BlindTestsAfterEdit holds 2"},

@@ -53,8 +53,6 @@ type RLConfig struct {
 	// token to the loss: the published GRPO's pull towards the policy a run started from (DeepSeekMath: β 0.04).
 	// RLUpdate applies it, so every RL loop does; see gomlxmodel.Model.Anchor for the anchor.
 	KLCoef float64 `json:",omitempty"`
-	// Obs is how much the gym's observations say (ObsEcho, the zero value, or ObsTerse).
-	Obs ObsFormat `json:",omitempty"`
 }
 
 // DefaultRLConfig returns the book's defaults: 6 turns, one edit, hidden-test reward, 8 tasks × 8 episodes per step,
@@ -103,9 +101,6 @@ func (c RLConfig) Validate() error {
 	check(c.Minibatches < 1, "Minibatches = %d, want >= 1", c.Minibatches)
 	check(!(c.MaxGradNorm >= 0) || math.IsInf(c.MaxGradNorm, 0), "MaxGradNorm = %g, want >= 0 (0: no clipping)", c.MaxGradNorm)
 	check(!(c.KLCoef >= 0) || math.IsInf(c.KLCoef, 0), "KLCoef = %g, want >= 0 (0: no KL term)", c.KLCoef)
-	if err := c.Obs.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("Obs: %w", err))
-	}
 	if _, err := c.Reward.Func(); err != nil {
 		errs = append(errs, fmt.Errorf("Reward: %w", err))
 	}
@@ -128,7 +123,6 @@ func MakeEnv(cfg RLConfig) (Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	env.Obs = cfg.Obs
 	return env, nil
 }
 

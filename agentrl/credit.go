@@ -1,7 +1,8 @@
 package agentrl
 
-// Section 12.2's critic-based training: the critic warm-up, train_credit as a loop (TrainCredit), and its
-// advantage computation as a seam of GRPO's loop (CreditAdvantages). The notebook shows this code, written from this file (notebooks/savedcode_test.go).
+// Section 12.2's critic-based training: the critic warm-up, train_credit's advantage computation
+// (CriticAdvantages), train_credit as a loop (TrainCredit), and the same computation as a seam of GRPO's loop
+// (CreditAdvantages). The notebook shows this code, written from this file (notebooks/savedcode_test.go).
 
 import (
 	"errors"
@@ -45,6 +46,26 @@ func WarmCritic(base *gomlxmodel.Model, tasks []Task, tok *Tokenizer, cfg RLConf
 	return critic, nil
 }
 
+// CriticAdvantages is train_credit's advantage computation on one step's episodes trajs (batch is their Collate):
+// per-call rewards under stepPenalty, the critic's values, GAE at the token ("token") or the turn ("turn") level
+// with γ = 1 and λ = lambda, whitened over the batch's policy tokens. It also returns what the critic's regression
+// step reads: the values and the returns-to-go. It leaves the critic as it is. scheme must be "token" or "turn" and
+// lambda in [0, 1] (CreditAdvantages.Check).
+func CriticAdvantages(critic *gomlxmodel.Critic, trajs []Trajectory, batch Batch, stepPenalty float64,
+	scheme string, lambda float64) (adv, values, returns [][]float32, err error) {
+	mask, rewards := batch.Mask(), PerCallRewards(trajs, batch.Mask(), stepPenalty)
+	values, err = CriticValues(critic, batch) // [B][T-1]
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if scheme == "token" {
+		adv, _ = GAEAdvantages(rewards, values, mask, 1, lambda)
+	} else {
+		adv = TurnAdvantages(rewards, values, mask, batch.Turns(), 1, lambda)
+	}
+	return MaskedWhiten(adv, mask), values, ReturnsToGo(rewards, mask), nil
+}
+
 // CreditAdvantages is train_credit's step as GRPO's advantage seam (with WithCritic): token-level ("token") or
 // turn-level ("turn") GAE advantages with λ = Lambda from the run's critic, on per-call rewards (the step penalty
 // on every call, the verdict on the last), whitened over the batch's policy tokens; the critic then takes one
@@ -67,7 +88,8 @@ func (c CreditAdvantages) Check() error {
 	return nil
 }
 
-// Advantages is one step of train_credit's advantage computation, and the critic's regression step.
+// Advantages is one step of train_credit's advantage computation (CriticAdvantages), and the critic's regression
+// step.
 func (c CreditAdvantages) Advantages(s StepBatch) ([][]float32, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
@@ -79,21 +101,14 @@ func (c CreditAdvantages) Advantages(s StepBatch) ([][]float32, error) {
 		return nil, fmt.Errorf("credit advantages: per-call rewards hold the step penalty and the verdict only, "+
 			"not this reward's other terms (%+v)", r)
 	}
-	mask, rewards := s.Batch.Mask(), PerCallRewards(s.Trajs, s.Batch.Mask(), s.Cfg.Reward.StepPenalty)
-	values, err := CriticValues(s.Critic, s.Batch) // [B][T-1]
+	adv, values, returns, err := CriticAdvantages(s.Critic, s.Trajs, s.Batch, s.Cfg.Reward.StepPenalty, c.Scheme, c.Lambda)
 	if err != nil {
 		return nil, err
 	}
-	var adv [][]float32
-	if c.Scheme == "token" {
-		adv, _ = GAEAdvantages(rewards, values, mask, 1, c.Lambda)
-	} else {
-		adv = TurnAdvantages(rewards, values, mask, s.Batch.Turns(), 1, c.Lambda)
-	}
-	if _, err := ValueStep(s.Critic, s.Batch, values, ReturnsToGo(rewards, mask), 0, 1e-3); err != nil {
+	if _, err := ValueStep(s.Critic, s.Batch, values, returns, 0, 1e-3); err != nil {
 		return nil, err
 	}
-	return MaskedWhiten(adv, mask), nil
+	return adv, nil
 }
 
 // TrainCredit is train_credit as a Loop: GRPO's loop with the advantage computation swapped for a critic-based one,
@@ -146,7 +161,9 @@ func (tc TrainCredit) Start(base *gomlxmodel.Model) (*Run, error) {
 	return &Run{Policy: policy, Critic: critic}, err
 }
 
-// Step is one step of train_credit.
+// Step is one step of train_credit: sample the step's episodes, compute their advantages with the critic
+// (CriticAdvantages), update the policy, then take the critic's regression step on the values and returns-to-go
+// the advantages came from.
 func (tc TrainCredit) Step(run *Run, step int, g *rand.Rand) error {
 	if run.Base != nil {
 		run.Policy.SetAnchor(run.Base) // cfg.KLCoef's reference, also after a resume
@@ -156,21 +173,14 @@ func (tc TrainCredit) Step(run *Run, step int, g *rand.Rand) error {
 		return err
 	}
 	batch := Collate(trajs, tc.Tok.PadID)
-	mask, rewards := batch.Mask(), PerCallRewards(trajs, batch.Mask(), tc.Cfg.Reward.StepPenalty)
-	values, err := CriticValues(run.Critic, batch) // [B][T-1]
+	adv, values, returns, err := CriticAdvantages(run.Critic, trajs, batch, tc.Cfg.Reward.StepPenalty, tc.Scheme, tc.Lambda)
 	if err != nil {
 		return err
 	}
-	var adv [][]float32
-	if tc.Scheme == "token" {
-		adv, _ = GAEAdvantages(rewards, values, mask, 1, tc.Lambda)
-	} else {
-		adv = TurnAdvantages(rewards, values, mask, batch.Turns(), 1, tc.Lambda)
-	}
-	if _, err := RLUpdate(run.Policy, batch, MaskedWhiten(adv, mask), tc.Cfg, g); err != nil {
+	if _, err := RLUpdate(run.Policy, batch, adv, tc.Cfg, g); err != nil {
 		return err
 	}
-	if _, err := ValueStep(run.Critic, batch, values, ReturnsToGo(rewards, mask), 0, 1e-3); err != nil {
+	if _, err := ValueStep(run.Critic, batch, values, returns, 0, 1e-3); err != nil {
 		return err
 	}
 	run.History = append(run.History, StepStats{Step: step, Stats: BehaviorStats(trajs)})

@@ -127,7 +127,8 @@
 //	call_sample (#@save)                       CallSample(episode, view, callIDs, callLogp)
 //	context_rollout_batch (#@save)             ContextRolloutBatch(model, envs, tasks, tok, viewOf, maxTurns, temperature, rng)
 //	train_context                              TrainContext{Tasks, Tok, Cfg, Steps, Context} (a Loop); ContextStep (one step)
-//	train_credit                               TrainCredit{Tasks, Tok, Cfg, Steps, Scheme, Lambda, Critic} (a Loop)
+//	train_credit                               TrainCredit{Tasks, Tok, Cfg, Steps, Scheme, Lambda, Critic} (a Loop);
+//	                                               CriticAdvantages (its advantages, also CreditAdvantages')
 //	evaluate_context (#@save)                  EvaluateContext(model, tasks, tok, viewOf, nSamples, seed, cfg)
 //	(cells run as separate programs)           packages store, codekey, runs (WriteRun/ReadRun are a run's bytes)
 //	(ours, §12.7's remedies, run)              RewardSpec.FreeCalls (a free allowance of calls);

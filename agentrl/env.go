@@ -29,34 +29,6 @@ const (
 	ObsEditNotFound = "error op failed"
 )
 
-// ObsFormat is how much the BugFix gym's observations say (RLConfig.Obs).
-type ObsFormat string
-
-// Observation formats.
-const (
-	// ObsEcho: an applied edit and a refused one echo the line the edit changed ("edit applied : if x > m :"),
-	// and a failing test names its first failing input ("passed 1 of 3 failed on [ 4 0 7 ]").
-	ObsEcho ObsFormat = ""
-	// ObsTerse: "edit applied", "error no edits left" and "passed 1 of 3", as the chapter shows them.
-	ObsTerse ObsFormat = "terse"
-	// ObsInputs: edits as ObsTerse, tests as ObsEcho (a failing test names its first failing input).
-	ObsInputs ObsFormat = "inputs"
-)
-
-// echoesEdits reports whether format echoes the line an edit changed.
-func (f ObsFormat) echoesEdits() bool { return f == ObsEcho }
-
-// namesInputs reports whether format names a failing test's input.
-func (f ObsFormat) namesInputs() bool { return f == ObsEcho || f == ObsInputs }
-
-// Validate returns an error unless f is one of the formats.
-func (f ObsFormat) Validate() error {
-	if f != ObsEcho && f != ObsTerse && f != ObsInputs {
-		return fmt.Errorf("observation format %q, want %q, %q or %q", f, ObsEcho, ObsTerse, ObsInputs)
-	}
-	return nil
-}
-
 // Env is the environment interface of the book's envs: Reset(task) returns the prompt, Step(action text) returns
 // (obs, reward, done, info), with the whole-episode reward and a meaningful info on the terminal step only. Stop ends
 // the episode now, unsubmitted, with the given stop reason (Episode uses it on context overflow).
@@ -120,7 +92,6 @@ func ParseCall(action string) (Call, error) {
 type EditBudgetEnv struct {
 	MaxTurns, MaxEdits int
 	Reward             RewardFunc // reward_fn
-	Obs                ObsFormat  // how much observations say (ObsEcho unless set)
 	Done               bool       // settable by wrappers that end the episode
 	NInvalid           int        // n_invalid so far
 
@@ -147,7 +118,7 @@ func NewEditBudgetEnv(maxTurns int, reward RewardFunc, maxEdits int) (*EditBudge
 
 // Reset starts an episode on task and returns the prompt: the task's issue.
 func (e *EditBudgetEnv) Reset(task Task) string {
-	*e = EditBudgetEnv{MaxTurns: e.MaxTurns, MaxEdits: e.MaxEdits, Reward: e.Reward, Obs: e.Obs, Task: task, Source: task.Source}
+	*e = EditBudgetEnv{MaxTurns: e.MaxTurns, MaxEdits: e.MaxEdits, Reward: e.Reward, Task: task, Source: task.Source}
 	return task.Issue
 }
 
@@ -172,10 +143,10 @@ func (e *EditBudgetEnv) Step(action string) (string, float64, bool, Info) {
 		obs = CompactSource(e.Source)
 	case c.Tool == ToolTest:
 		e.NTests++
-		obs = testReport(e.Source, e.Task.Visible, e.Obs)
+		obs = testReport(e.Source, e.Task.Visible)
 	case c.Tool == ToolEdit && e.NEdits >= e.MaxEdits:
 		obs = ObsNoEdits
-		if e.Edited != "" && e.Obs.echoesEdits() {
+		if e.Edited != "" {
 			obs += " : " + e.Edited
 		}
 	case c.Tool == ToolEdit:
@@ -185,10 +156,7 @@ func (e *EditBudgetEnv) Step(action string) (string, float64, bool, Info) {
 			break
 		}
 		e.Source, e.Edited = src, changedLine(e.Source, src)
-		obs = ObsEdited
-		if e.Obs.echoesEdits() {
-			obs += " : " + e.Edited
-		}
+		obs = ObsEdited + " : " + e.Edited
 		e.NEdits++
 	}
 	if e.NTurns >= e.MaxTurns {
@@ -226,7 +194,7 @@ func (e *EditBudgetEnv) FinalInfo(submitted bool) Info {
 	}
 }
 
-// failedOn introduces the first failing input in the test tool's observation (ObsEcho).
+// failedOn introduces the first failing input in the test tool's observation.
 const failedOn = " failed on [ "
 
 // testFailed reports whether obs is a test observation that reports a failing case.
@@ -236,9 +204,9 @@ func testFailed(obs string) bool {
 	return n == 2 && passed < of
 }
 
-// testReport is the test tool's observation: how many visible cases pass and, in format ObsEcho, the input of the
-// first that fails, e.g. "passed 1 of 3 failed on [ 4 0 7 ]".
-func testReport(source string, cases []Case, format ObsFormat) string {
+// testReport is the test tool's observation: how many visible cases pass and the input of the first that fails,
+// e.g. "passed 1 of 3 failed on [ 4 0 7 ]".
+func testReport(source string, cases []Case) string {
 	passed, firstFailed := 0, -1
 	for i, c := range cases {
 		if got, err := RunProgram(source, c.Input); err == nil && got == c.Want {
@@ -248,7 +216,7 @@ func testReport(source string, cases []Case, format ObsFormat) string {
 		}
 	}
 	report := fmt.Sprintf("passed %d of %d", passed, len(cases))
-	if firstFailed < 0 || !format.namesInputs() {
+	if firstFailed < 0 {
 		return report
 	}
 	input := cases[firstFailed].Input

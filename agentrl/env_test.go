@@ -270,8 +270,8 @@ func TestLoggedEnvAndLogByStep(t *testing.T) {
 	}
 }
 
-// The observation formats: ObsEcho echoes an edit's line and names a failing input; ObsTerse says neither.
-func TestObsFormats(t *testing.T) {
+// The gym's observations echo an edit's line (applied or refused) and name a failing test's first failing input.
+func TestObservations(t *testing.T) {
 	var task Task
 	for _, tk := range mustTasks(t, SplitTrain) {
 		if tk.Op != OpInit {
@@ -279,39 +279,18 @@ func TestObsFormats(t *testing.T) {
 			break
 		}
 	}
-	for _, c := range []struct {
-		format                 ObsFormat
-		edit, refused, testObs string
-	}{
-		{ObsEcho, ObsEdited + " : ", ObsNoEdits + " : ", "passed"},
-		{ObsTerse, ObsEdited, ObsNoEdits, "passed"},
-		{ObsInputs, ObsEdited, ObsNoEdits, "passed"},
-	} {
-		cfg := DefaultRLConfig()
-		cfg.Obs = c.format
-		env, err := MakeEnv(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		env.Reset(task)
-		var obs [3]string
-		for i, action := range []string{"<call> edit fix_init </call>", "<call> edit fix_init </call>", "<call> test </call>"} {
-			obs[i], _, _, _ = env.Step(action)
-		}
-		if c.format != ObsEcho {
-			if obs[0] != c.edit || obs[1] != c.refused || strings.Contains(obs[2], failedOn) != (c.format == ObsInputs) || !testFailed(obs[2]) {
-				t.Errorf("%q: observations %q, want %q, %q and a failing test (its input named only in ObsInputs)", c.format, obs, c.edit, c.refused)
-			}
-			continue
-		}
-		if !strings.HasPrefix(obs[0], c.edit) || !strings.HasPrefix(obs[1], c.refused) || !strings.Contains(obs[2], failedOn) || !testFailed(obs[2]) {
-			t.Errorf("%q: observations %q, want the edited line after %q and %q, and the failing input", c.format, obs, c.edit, c.refused)
-		}
+	env, err := MakeEnv(DefaultRLConfig())
+	if err != nil {
+		t.Fatal(err)
 	}
-	cfg := DefaultRLConfig()
-	cfg.Obs = "verbose"
-	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "Obs") {
-		t.Errorf("Obs %q: err = %v", cfg.Obs, err)
+	env.Reset(task)
+	var obs [3]string
+	for i, action := range []string{"<call> edit fix_init </call>", "<call> edit fix_init </call>", "<call> test </call>"} {
+		obs[i], _, _, _ = env.Step(action)
+	}
+	if !strings.HasPrefix(obs[0], ObsEdited+" : ") || !strings.HasPrefix(obs[1], ObsNoEdits+" : ") ||
+		!strings.Contains(obs[2], failedOn) || !testFailed(obs[2]) {
+		t.Errorf("observations %q, want the edited line after %q and %q, and the failing input", obs, ObsEdited, ObsNoEdits)
 	}
 	for _, obs := range []string{"passed 3 of 3", "error op failed", "passed"} {
 		if testFailed(obs) {

@@ -24,33 +24,10 @@ func TrainRL(policy *gomlxmodel.Model, tasks []Task, tok *Tokenizer, cfg RLConfi
 	if factory != nil {
 		g.Env = factory
 	}
-	return g.trainInPlace(policy)
-}
-
-// TrainRLSchedule is TrainRL with a configuration per step: step k samples, rewards and updates with cfgAt(k), and
-// when factory is nil makes its environments with MakeEnv(cfgAt(k)). The run's generator is seeded with
-// cfgAt(0).Seed. RampedPenalty is such a schedule: a step penalty ramped in over training.
-func TrainRLSchedule(policy *gomlxmodel.Model, tasks []Task, tok *Tokenizer, steps int, cfgAt func(step int) RLConfig,
-	factory EnvFactory) ([]StepStats, error) {
-	if cfgAt == nil {
-		return nil, errors.New("agentrl: TrainRLSchedule: the schedule is nil")
-	}
-	g := GRPO{Tasks: tasks, Tok: tok, Cfg: cfgAt(0), Steps: steps}
-	if factory != nil {
-		g.Env = factory
-	}
-	if err := WithSchedule(cfgAt)(&g); err != nil {
-		return nil, fmt.Errorf("agentrl: TrainRLSchedule: %w", err)
-	}
-	return g.trainInPlace(policy)
-}
-
-// trainInPlace runs g on policy itself (TrainRL's contract), not on a copy.
-func (g GRPO) trainInPlace(policy *gomlxmodel.Model) ([]StepStats, error) {
 	if err := g.Check(); err != nil {
 		return nil, err
 	}
-	run := &Run{Policy: policy}
+	run := &Run{Policy: policy} // policy itself, not a copy
 	err := Train(g, run, NewRNG(g.Cfg.Seed), 0, nil)
 	return run.History, err
 }

@@ -5,8 +5,6 @@ package agentrl
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"slices"
 
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
@@ -56,63 +54,4 @@ func CallProbs(policy *gomlxmodel.Model, views, calls [][]int32, padID int32) ([
 		}
 	}
 	return probs, nil
-}
-
-// ReadHabits are a policy's next-call probabilities around a read, each the mean over the contexts probed: the
-// first call of an episode, and the call right after a first read.
-type ReadHabits struct {
-	First     float64 // a read as the first call
-	Again     float64 // a read right after a first read
-	Submit    float64 // a submit right after a first read, the program unedited
-	Edit      float64 // any edit right after a first read
-	RightEdit float64 // the edit the task needs right after a first read: how well the policy maps a read to its fix
-}
-
-// ReadHabitsOf measures policy's ReadHabits on n renamings of each of tasks (names drawn from rng) in cfg's
-// environment, with CallProbs: exact, nothing is sampled.
-func ReadHabitsOf(policy *gomlxmodel.Model, tok *Tokenizer, tasks []Task, n int, rng *rand.Rand, cfg RLConfig) (ReadHabits, error) {
-	if len(tasks) == 0 || n < 1 {
-		return ReadHabits{}, fmt.Errorf("read habits: %d tasks × %d renamings, want at least one of each", len(tasks), n)
-	}
-	read := tok.EncodeCall(ToolRead)
-	calls := [][]int32{read, tok.EncodeCall(ToolSubmit)}
-	const firstEdit = 2 // calls[firstEdit+i] edits with op i of Ops
-	for _, op := range repairOps {
-		calls = append(calls, tok.EncodeCall(ToolEdit, op))
-	}
-	var starts, afterRead [][]int32
-	var right []int // the index in calls of each context's right edit
-	for _, t := range tasks {
-		for range n {
-			env, err := MakeEnv(cfg)
-			if err != nil {
-				return ReadHabits{}, fmt.Errorf("read habits: %w", err)
-			}
-			e := NewEpisode(env, RandomizeNames(t, rng), tok, cfg.MaxTurns, ContextLen)
-			starts = append(starts, slices.Clone(e.IDs))
-			e.Act(read, nil)
-			afterRead = append(afterRead, slices.Clone(e.IDs))
-			right = append(right, firstEdit+slices.Index(repairOps[:], t.Op))
-		}
-	}
-	first, err := CallProbs(policy, starts, calls[:1], tok.PadID)
-	if err != nil {
-		return ReadHabits{}, fmt.Errorf("read habits: %w", err)
-	}
-	next, err := CallProbs(policy, afterRead, calls, tok.PadID)
-	if err != nil {
-		return ReadHabits{}, fmt.Errorf("read habits: %w", err)
-	}
-	var h ReadHabits
-	m := float64(len(starts))
-	for i, p := range next {
-		h.First += first[i][0] / m
-		h.Again += p[0] / m
-		h.Submit += p[1] / m
-		h.RightEdit += p[right[i]] / m
-		for _, q := range p[firstEdit:] {
-			h.Edit += q / m
-		}
-	}
-	return h, nil
 }

@@ -329,8 +329,8 @@ func CompactSource(source string) string {
 // The repair ops. Each op toggles one site of the program between its correct and its buggy form, so applying the
 // op that injected the bug repairs it, and applying any other op breaks a correct site.
 const (
-	OpComparison = "fix_comparison" // condition: strict > and < are correct; >= and <= are the bug (bound adjusted by one, as TaskGen writes: the reverse)
-	OpOffByOne   = "fix_off_by_one" // loop: "for x in xs :" (or TaskGen's "xs [ 0 : ]") is correct; "for x in xs [ 1 : ] :" skips the first item
+	OpComparison = "fix_comparison" // condition: strict > and < are correct; >= and <= are the bug
+	OpOffByOne   = "fix_off_by_one" // loop: "for x in xs :" is correct; "for x in xs [ 1 : ] :" skips the first item
 	OpInit       = "fix_init"       // accumulator: "acc = 0" is correct; "acc = 1" is the bug
 	OpOperator   = "fix_operator"   // update: "acc = acc + e" is correct; "acc = acc - e" is the bug
 	OpReturn     = "fix_return"     // result: "return acc" is correct; "return 0" is the bug
@@ -401,13 +401,8 @@ func ApplyOp(source, op string) (string, error) {
 		})
 	case OpOffByOne:
 		return toggle(s.loop, func(t []string) []string {
-			n := len(t)
-			if n >= 9 && strings.Join(t[n-5:n-1], " ") == "[ 1 : ]" {
+			if n := len(t); n >= 9 && strings.Join(t[n-5:n-1], " ") == "[ 1 : ]" {
 				return append(t[:n-5], ":")
-			}
-			if n >= 9 && strings.Join(t[n-5:n-1], " ") == "[ 0 : ]" { // TaskGen's correct "[ 0 : ]" (distractor)
-				t[n-4] = "1"
-				return t
 			}
 			return append(t[:len(t)-1], "[", "1", ":", "]", ":")
 		})
@@ -431,32 +426,13 @@ func ApplyOp(source, op string) (string, error) {
 	return "", fmt.Errorf("apply: unknown op %q", op)
 }
 
-// condBuggy reports whether the tokens of a condition line carry the comparison bug: a non-strict comparison (>=,
-// <=) with a bare bound ("x >= 3", the bug of MakeTasks's tasks), or a strict one with a bound adjusted by one
-// ("x > 3 + 1", "x - 1 > 3": the bug of TaskGen's distractor forms "x >= 3 + 1" and "x - 1 >= 3"). A condition
-// without a comparison carries none.
-func condBuggy(toks []string) bool {
-	strict, nonStrict, adjusted := false, false, false
-	for _, w := range toks {
-		switch w {
-		case ">", "<":
-			strict = true
-		case ">=", "<=":
-			nonStrict = true
-		case "+", "-":
-			adjusted = true
-		}
-	}
-	return nonStrict && !adjusted || strict && adjusted
-}
-
 // InferOp is arl.infer_op, the oracle: it names the repair op for a buggy source (the full source or its compact
 // read projection) from the bug's local cue, and fails when no cue, or more than one, is present.
 func InferOp(source string) (string, error) {
 	lines := splitLines(source)
 	s := findSites(lines)
 	var found []string
-	if s.cond >= 0 && condBuggy(lines[s.cond].toks) {
+	if s.cond >= 0 && slices.ContainsFunc(lines[s.cond].toks, func(w string) bool { return w == ">=" || w == "<=" }) {
 		found = append(found, OpComparison)
 	}
 	if s.loop >= 0 && strings.Contains(strings.Join(lines[s.loop].toks, " "), "[ 1 : ]") {

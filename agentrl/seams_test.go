@@ -92,20 +92,28 @@ func trainCreditLoop(base *gomlxmodel.Model, critic *gomlxmodel.Critic, tasks []
 	return &Run{Policy: policy, Critic: critic, History: history}, nil
 }
 
-// rampedPenaltyLoop is the library's train_ramped_penalty before the schedule seam, verbatim: train_rl on a copy of base with the step penalty ramped in (RampedPenalty). The run's
+// rampedPenaltyLoop is train_rl's loop written out with the step penalty ramped in (RampedPenalty): each step
+// samples, computes the group advantages and updates with that step's configuration, on a copy of base. The run's
 // generator is seeded with cfg.Seed. The chapter runs it as a GRPO with WithSchedule(RampedPenalty(cfg, steps)),
 // which computes the same policy and history and also logs the episodes.
 func rampedPenaltyLoop(base *gomlxmodel.Model, tasks []Task, tok *Tokenizer, cfg RLConfig, steps int) (*Run, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	policy, err := base.Clone()
-	if err != nil {
-		return nil, err
-	}
-	history, err := TrainRLSchedule(policy, tasks, tok, steps, RampedPenalty(cfg, steps), nil)
-	if err != nil {
-		return nil, fmt.Errorf("train_ramped_penalty: %w", err)
+	cfgAt, rng, policy := RampedPenalty(cfg, steps), NewRNG(cfg.Seed), must(base.Clone())
+	var history []StepStats
+	for step := range steps {
+		c := cfgAt(step)
+		trajs, _, err := SampleStep(policy, nil, tasks, tok, c, rng)
+		if err != nil {
+			return nil, fmt.Errorf("train_ramped_penalty step %d: %w", step, err)
+		}
+		batch := Collate(trajs, tok.PadID)
+		adv := BroadcastAdvantages(ComputeAdvantages(batch.Rewards, c.GroupSize), batch.Mask())
+		if _, err := RLUpdate(policy, batch, adv, c, rng); err != nil {
+			return nil, fmt.Errorf("train_ramped_penalty step %d: %w", step, err)
+		}
+		history = append(history, StepStats{Step: step, Stats: BehaviorStats(trajs)})
 	}
 	return &Run{Policy: policy, History: history}, nil
 }

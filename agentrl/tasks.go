@@ -23,9 +23,6 @@ type Task struct {
 	Kind    string // what the program computes: "count", "sum", "squares" or "doubles"
 	Visible []Case // what the test tool runs and reports as "passed k of n"
 	Hidden  []Case // what decides the verdict on submit
-	// Forms, when not empty, are other writings of Source that the tests grade alike (TaskGen.RedrawForms):
-	// RandomizeNames writes each episode's program in one of them. The chapter's tasks have none.
-	Forms []string `json:",omitempty"`
 }
 
 // Splits of MakeTasks.
@@ -62,9 +59,98 @@ var taskKinds = []struct{ kind, verb, noun, update string }{
 
 // MakeTasks is arl.make_tasks: the tasks of a split in a stable order. "train" has 20 tasks, 4 per op, with the ops
 // interleaved so that train[:2], train[:4], train[::5] and train[1::5] mix ops; "heldout" has 10, 2 per op, so the
-// best single blind op passes exactly 0.200 of them; "all" is train followed by heldout. It is TaskGen{}.Make: the
-// generator with no knob set (see TaskGen for the harder variants).
-func MakeTasks(split string) ([]Task, error) { return TaskGen{}.Make(split) }
+// best single blind op passes exactly 0.200 of them; "all" is train followed by heldout. Every task's hidden tests
+// fail its buggy source and every wrong op, and pass its op's repair.
+func MakeTasks(split string) ([]Task, error) {
+	var lo, hi int
+	switch split {
+	case SplitTrain:
+		lo, hi = 0, numTrain
+	case SplitHeldout:
+		lo, hi = numTrain, numTrain+numHeldout
+	case SplitAll:
+		lo, hi = 0, numTrain+numHeldout
+	default:
+		return nil, fmt.Errorf("make tasks: unknown split %q (want %q, %q or %q)", split, SplitTrain, SplitHeldout, SplitAll)
+	}
+	tasks := make([]Task, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		t, err := makeTask(i)
+		if err != nil {
+			return nil, err
+		}
+		tasks = append(tasks, t)
+	}
+	return tasks, nil
+}
+
+// makeTask builds the task with global index i (train 0..19, then heldout 20..29).
+func makeTask(i int) (Task, error) {
+	rng := NewRNG(uint64(tasksSeed*1000 + i))
+	// The op, the kind and the direction are spread so that neither the kind nor the direction (both visible in
+	// the issue) predicts the op: over the train split each op meets every kind once and each direction twice.
+	var name string
+	var op, block int
+	if i < numTrain {
+		name, op, block = fmt.Sprintf("train/%02d", i), (i+i/5)%len(repairOps), i/5
+	} else {
+		j := i - numTrain
+		name, op, block = fmt.Sprintf("heldout/%02d", j), j%len(repairOps), 2*(j/5)+1
+	}
+	k := taskKinds[(op+block)%len(taskKinds)]
+	above := (op+block/2)%2 == 0
+	if i >= numTrain {
+		above = (op+block/2)%2 == 1
+	}
+	limit, dir, cmp := 1+(i*5)%6, "above", ">"
+	if !above {
+		limit, dir, cmp = limit+2, "below", "<"
+	}
+	perm := rng.Perm(len(namePool))
+	fn, list, x, acc := namePool[perm[0]], namePool[perm[1]], namePool[perm[2]], namePool[perm[3]]
+	update := strings.ReplaceAll(k.update, "X", x)
+	correct := strings.Join([]string{
+		fmt.Sprintf("def %s ( %s ) :", fn, list),
+		fmt.Sprintf("  %s = 0", acc),
+		fmt.Sprintf("  for %s in %s :", x, list),
+		fmt.Sprintf("    if %s %s %d :", x, cmp, limit),
+		fmt.Sprintf("      %s = %s + %s", acc, acc, update),
+		fmt.Sprintf("  return %s", acc),
+	}, "\n")
+	buggy, err := ApplyOp(correct, repairOps[op])
+	if err != nil {
+		return Task{}, fmt.Errorf("task %s: %v", name, err) // programmer error: every generated program has every site
+	}
+	first := limit + 1
+	if !above {
+		first = limit - 1
+	}
+	inputs := [][]int{{limit}, {first, limit, 2}}
+	for len(inputs) < 9 {
+		xs := make([]int, 1+rng.IntN(5))
+		for j := range xs {
+			xs[j] = rng.IntN(10)
+		}
+		inputs = append(inputs, xs)
+	}
+	cases := make([]Case, len(inputs))
+	for c, xs := range inputs {
+		want, err := RunProgram(correct, xs)
+		if err != nil {
+			return Task{}, fmt.Errorf("task %s: %v", name, err)
+		}
+		cases[c] = Case{Input: xs, Want: want}
+	}
+	return Task{
+		Name:    name,
+		Issue:   fmt.Sprintf("%s should %s %s %s %d", fn, k.verb, k.noun, dir, limit),
+		Source:  buggy,
+		Op:      repairOps[op],
+		Kind:    k.kind,
+		Hidden:  cases[:6],
+		Visible: cases[6:],
+	}, nil
+}
 
 // Passes reports how many of the cases the program source passes (a program that fails to run fails the case).
 func Passes(source string, cases []Case) int {
@@ -93,12 +179,8 @@ func identifiers(source string) []string {
 // RandomizeNames is arl.randomize_names: a copy of t whose identifiers (function, parameter, loop variable,
 // accumulator) are replaced by distinct names drawn from the pool with rng, consistently in Source and Issue (also
 // the source a SingleTurn issue embeds). It draws one permutation of the pool from rng, the same number of
-// values whatever the task; a task with Forms first draws which of them is the episode's Source (a SingleTurn
-// issue keeps the form it embeds).
+// values whatever the task.
 func RandomizeNames(t Task, rng *rand.Rand) Task {
-	if len(t.Forms) > 0 {
-		t.Source = t.Forms[rng.IntN(len(t.Forms))]
-	}
 	ids := identifiers(t.Source)
 	perm := rng.Perm(len(namePool))
 	rename := make(map[string]string, len(ids))

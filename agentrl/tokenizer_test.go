@@ -45,7 +45,7 @@ func TestTokenizer(t *testing.T) {
 		}
 	}
 	for _, obs := range []string{ObsEdited, ObsSubmitted, ObsNoEdits, ObsMalformed, ObsUnknownTool, ObsUnknownOp,
-		ObsMissingArg, ObsExtraArg, ObsEpisodeOver, ObsEditNotFound, testReport("def f ( xs ) :\n  return 0", []Case{{[]int{4, 0}, 1}}, ObsEcho)} {
+		ObsMissingArg, ObsExtraArg, ObsEpisodeOver, ObsEditNotFound, testReport("def f ( xs ) :\n  return 0", []Case{{[]int{4, 0}, 1}})} {
 		if slices.Contains(tok.Encode(obs), tok.UnkID) {
 			t.Errorf("observation %q has a word outside the vocabulary", obs)
 		}

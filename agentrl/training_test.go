@@ -436,7 +436,7 @@ func TestBaseDemonstrationsCalibrated(t *testing.T) {
 	tok, train := testSetup(t)
 	c := DefaultBaseConfig()
 	c.MappingDemos = 0
-	demos, err := c.Demonstrations(train, tok)
+	demos, err := BaseRun{Config: c, Tasks: train, Tok: tok}.Demonstrations()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,51 +455,43 @@ func TestBaseDemonstrationsCalibrated(t *testing.T) {
 	}
 }
 
-// TestMappingDemosLearnReadCall checks the loss mask of the mapping demonstrations: the choice to read weighs
-// ReadChoiceWeight (its mask is the weight's square root, since trainBase weighs a token by mask × advantage and
-// passes the mask as the advantage; 0 in the calibrated mix), and the rest of the read call and every later call
-// carry full loss.
+// TestMappingDemosLearnReadCall checks the loss mask of the mapping demonstrations: the choice to read carries
+// no loss, and the rest of the read call and every later call carry full loss.
 func TestMappingDemosLearnReadCall(t *testing.T) {
 	tok, train := testSetup(t)
 	readID := tok.Encode(ToolRead)[0]
-	for _, tc := range []struct {
-		weight float64
-		mask   float32
-	}{{0, 0}, {0.25, 0.5}, {1, 1}} {
-		c := DefaultBaseConfig()
-		c.Demos, c.MappingDemos, c.MalformedProb, c.ReadChoiceWeight = 0, 20, 0, tc.weight
-		demos, err := c.Demonstrations(train, tok)
-		if err != nil {
-			t.Fatal(err)
+	c := DefaultBaseConfig()
+	c.Demos, c.MappingDemos, c.MalformedProb = 0, 20, 0
+	demos, err := BaseRun{Config: c, Tasks: train, Tok: tok}.Demonstrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range demos {
+		var choices, learnedRead, later int
+		for j, m := range d.ActionMask {
+			if d.Owner[j+1] != OwnerPolicy {
+				if m != 0 {
+					t.Fatalf("demo %d: loss on a non-policy token at %d", i, j+1)
+				}
+				continue
+			}
+			switch {
+			case d.Turn[j+1] == 0 && d.IDs[j+1] == readID:
+				if m != 0 {
+					t.Errorf("demo %d: mask %g on the choice to read, want 0", i, m)
+				}
+				choices++
+			case m != 1:
+				t.Errorf("demo %d: mask %g on policy token %q of call %d, want 1", i, m, tok.Itos[d.IDs[j+1]], d.Turn[j+1])
+			case d.Turn[j+1] == 0:
+				learnedRead++
+			default:
+				later++
+			}
 		}
-		for i, d := range demos {
-			var choices, learnedRead, later int
-			for j, m := range d.ActionMask {
-				if d.Owner[j+1] != OwnerPolicy {
-					if m != 0 {
-						t.Fatalf("weight %g, demo %d: loss on a non-policy token at %d", tc.weight, i, j+1)
-					}
-					continue
-				}
-				switch {
-				case d.Turn[j+1] == 0 && d.IDs[j+1] == readID:
-					if m != tc.mask {
-						t.Errorf("weight %g, demo %d: mask %g on the choice to read, want %g", tc.weight, i, m, tc.mask)
-					}
-					choices++
-				case m != 1:
-					t.Errorf("weight %g, demo %d: mask %g on policy token %q of call %d, want 1", tc.weight, i, m,
-						tok.Itos[d.IDs[j+1]], d.Turn[j+1])
-				case d.Turn[j+1] == 0:
-					learnedRead++
-				default:
-					later++
-				}
-			}
-			if choices != 1 || learnedRead == 0 || later == 0 {
-				t.Errorf("weight %g, demo %d: %d read choices, %d learned read-call tokens, %d learned later tokens",
-					tc.weight, i, choices, learnedRead, later)
-			}
+		if choices != 1 || learnedRead == 0 || later == 0 {
+			t.Errorf("demo %d: %d read choices, %d learned read-call tokens, %d learned later tokens",
+				i, choices, learnedRead, later)
 		}
 	}
 }
@@ -516,7 +508,7 @@ func TestDemonstrationsReread(t *testing.T) {
 		c := DefaultBaseConfig()
 		c.Demos, c.MappingDemos, c.MalformedProb = 0, 30, 0
 		c.RereadProb = tc.p
-		demos, err := c.Demonstrations(train, tok)
+		demos, err := BaseRun{Config: c, Tasks: train, Tok: tok}.Demonstrations()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -536,39 +528,6 @@ func TestDemonstrationsReread(t *testing.T) {
 	}
 }
 
-// TestDemonstrationsGiveUpAfterRead checks BaseConfig.GiveUpAfterReadProb: at 1 every reading demonstration
-// submits right after its read, unedited, and at 0 each edits after it; the demonstrations that do not read are
-// untouched.
-func TestDemonstrationsGiveUpAfterRead(t *testing.T) {
-	tok, train := testSetup(t)
-	for _, p := range []float64{0, 1} {
-		c := DefaultBaseConfig()
-		c.Demos, c.MappingDemos, c.MalformedProb = 200, 30, 0
-		c.GiveUpAfterReadProb = p
-		demos, err := c.Demonstrations(train, tok)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var readers, gaveUp, blindEdits int
-		for _, d := range demos {
-			if d.Info.NReads == 0 {
-				if d.Info.NEdits > 0 {
-					blindEdits++
-				}
-				continue
-			}
-			readers++
-			if d.Info.NTurns == 2 && d.Info.Submitted && d.Info.NEdits == 0 && !d.Info.HiddenPass {
-				gaveUp++
-			}
-		}
-		if want := int(p) * readers; readers < 30 || gaveUp != want || blindEdits == 0 {
-			t.Errorf("GiveUpAfterReadProb %g: %d of %d reading demonstrations gave up (want %d), %d blind edits",
-				p, gaveUp, readers, want, blindEdits)
-		}
-	}
-}
-
 // TestDemonstrationsStallOnFailedTest checks BaseConfig.StallOnFailProb: a demonstration whose test reported a
 // failure submits always at 0 and never at 1, while one whose tests passed always submits.
 func TestDemonstrationsStallOnFailedTest(t *testing.T) {
@@ -579,7 +538,7 @@ func TestDemonstrationsStallOnFailedTest(t *testing.T) {
 		c.SubmitFirstProb, c.SubmitProb, c.MalformedProb = 0, 1, 0
 		c.TestsAfterEdit = []float64{0, 1}
 		c.StallOnFailProb = p
-		demos, err := c.Demonstrations(train, tok)
+		demos, err := BaseRun{Config: c, Tasks: train, Tok: tok}.Demonstrations()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -852,7 +811,7 @@ func TestRampedPenalty(t *testing.T) {
 func TestDemonstrationsTestInformedEdits(t *testing.T) {
 	tok, train := testSetup(t)
 	testedShare := func(c BaseConfig) (informed, blind float64) {
-		demos, err := c.Demonstrations(train, tok)
+		demos, err := BaseRun{Config: c, Tasks: train, Tok: tok}.Demonstrations()
 		if err != nil {
 			t.Fatal(err)
 		}

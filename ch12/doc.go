@@ -1,4 +1,4 @@
-// Package ch12 is chapter 12 itself, shared by its notebooks and commands (cmd/seeds, cmd/calibrate): its setup
+// Package ch12 is chapter 12 itself, shared by its notebooks and its command (cmd/seeds): its setup
 // (the tokenizer over every task, the training and held-out tasks, the result store, the RL base agent, loaded or
 // trained on first use and not before), every training run the chapter names, defined once as a value (Chapter.Run,
 // Chapter.RunIn, Chapter.RunFrom, Chapter.RunLoop, Chapter.Critic), the book's held_out evaluation, and probes whose

@@ -84,34 +84,6 @@ func (c *Chapter) WithBase(base agentrl.BaseConfig) (*Chapter, error) {
 	return with, nil
 }
 
-// WithTasks returns the chapter on the tasks gen makes (issue #41's generator knobs; the zero TaskGen is the
-// chapter's own tasks): its training and held-out tasks, its tokenizer over them, and a base agent of its own for
-// them (the tasks are part of its key), trained with the same recipe on the first call of Base.
-func (c *Chapter) WithTasks(gen agentrl.TaskGen) (*Chapter, error) {
-	if err := gen.Validate(); err != nil {
-		return nil, err
-	}
-	train, err := gen.Make(agentrl.SplitTrain)
-	if err != nil {
-		return nil, err
-	}
-	heldOut, err := gen.Make(agentrl.SplitHeldout)
-	if err != nil {
-		return nil, err
-	}
-	all, err := gen.Make(agentrl.SplitAll)
-	if err != nil {
-		return nil, err
-	}
-	with, err := c.WithBase(c.recipe)
-	if err != nil {
-		return nil, err
-	}
-	with.Train, with.HeldOutTasks = train, heldOut
-	with.Tok, with.extra = agentrl.BuildTokenizer(all, c.extra...), c.extra
-	return with, nil
-}
-
 // WithWords returns the chapter with words added to its tokenizer's vocabulary (the words of an environment's own
 // observations, which would otherwise be an error: agentrl.UnknownWordsError), and so with a base agent of its own
 // for the larger vocabulary, trained with the same recipe (minutes, once) on the first call of Base. That agent

@@ -17,25 +17,25 @@ type check struct {
 
 // outcome holds what one seed's runs printed in the notebooks' terms.
 type outcome struct {
-	credit                       [3]creditArm       // §12.2 outcome (GRPO), token GAE, turn GAE
-	defaultHeld                  agentrl.Stats      // §12.3 default row (held_out)
-	defaultHabits                agentrl.ReadHabits // the default policy's next calls around a read (12.3's probe)
-	step0                        agentrl.Stats      // the default run's step-0 batch (the base agent)
-	invalidStart, invalidEnd     float64            // §12.5 malformed calls per turn, steps 0-4 and 35-39
-	fullCtx, fullMasked          agentrl.Stats      // §12.4 full-context policy under keep_obs=None and 1
-	maskedFull, maskedOwn, mask0 agentrl.Stats      // §12.4 keep_obs=1 policy under keep_obs=None, 1 and 0
-	singleTurn                   agentrl.Stats      // §12.6 default policy on single-turn tasks
-	turns3                       agentrl.Stats      // §12.3 max_turns 3 row
-	turns3Reward                 float64            // its batch reward, mean of steps 30-39
-	blindCeiling                 float64            // the best blind op's pass rate on the training tasks (12.3)
-	penalty                      agentrl.Stats      // §12.3 penalty 0.3 row (held_out)
-	penaltyReward                float64            // its batch reward, mean of steps 30-39
-	penaltyWindows               [4]float64         // §12.7 its turns per episode by 10-step window
-	allowance, ramped            agentrl.Stats      // §12.7's remedies (ours): first 3 calls free; cost ramped 0 → 0.3
-	neverSubmit                  []float64          // §12.7 never-submit run (wrong submission −1): submit rate per step
-	fixedSubmit                  []float64          // the same with running out of turns scored −1 (the fix): submit rate per step
-	priced, stopped              agentrl.Stats      // §12.5 (ours) default runs where a malformed call costs 0.1 or ends the episode
-	fig                          fig122             // the four runs of §12.3's Figure 12.2
+	credit                       [3]creditArm  // §12.2 outcome (GRPO), token GAE, turn GAE
+	defaultHeld                  agentrl.Stats // §12.3 default row (held_out)
+	defaultHabits                readHabits    // the default policy's next calls around a read (12.3's probe)
+	step0                        agentrl.Stats // the default run's step-0 batch (the base agent)
+	invalidStart, invalidEnd     float64       // §12.5 malformed calls per turn, steps 0-4 and 35-39
+	fullCtx, fullMasked          agentrl.Stats // §12.4 full-context policy under keep_obs=None and 1
+	maskedFull, maskedOwn, mask0 agentrl.Stats // §12.4 keep_obs=1 policy under keep_obs=None, 1 and 0
+	singleTurn                   agentrl.Stats // §12.6 default policy on single-turn tasks
+	turns3                       agentrl.Stats // §12.3 max_turns 3 row
+	turns3Reward                 float64       // its batch reward, mean of steps 30-39
+	blindCeiling                 float64       // the best blind op's pass rate on the training tasks (12.3)
+	penalty                      agentrl.Stats // §12.3 penalty 0.3 row (held_out)
+	penaltyReward                float64       // its batch reward, mean of steps 30-39
+	penaltyWindows               [4]float64    // §12.7 its turns per episode by 10-step window
+	allowance, ramped            agentrl.Stats // §12.7's remedies (ours): first 3 calls free; cost ramped 0 → 0.3
+	neverSubmit                  []float64     // §12.7 never-submit run (wrong submission −1): submit rate per step
+	fixedSubmit                  []float64     // the same with running out of turns scored −1 (the fix): submit rate per step
+	priced, stopped              agentrl.Stats // §12.5 (ours) default runs where a malformed call costs 0.1 or ends the episode
+	fig                          fig122        // the four runs of §12.3's Figure 12.2
 }
 
 // fig122 holds the training histories Figure 12.2 draws: the default run, the 0.05- and 0.3-cost runs and the

@@ -9,8 +9,6 @@
 //	go run ./cmd/seeds -reread 0.2   # a base agent whose demonstrations sometimes read twice (12.3)
 //	go run ./cmd/seeds -mapping-right 0.8   # one whose reads lead to the right edit less often (12.3)
 //	go run ./cmd/seeds -mapping-demos 2048  # one taught the read-to-edit mapping by fewer demonstrations
-//	go run ./cmd/seeds -read-weight 0.2     # one whose mapping demonstrations also teach the choice to read
-//	go run ./cmd/seeds -give-up 0.5 -mapping-demos 8192   # one that often submits unedited right after a read
 //	go run ./cmd/seeds -base-steps 325      # one trained for fewer steps, which has learned less of the mapping
 //	go run ./cmd/seeds -minibatches 4 -lr 1.5e-4   # another RL update (agentrl.RLConfig)
 //	go run ./cmd/seeds -kl 0.1       # a KL penalty towards the base agent (agentrl.RLConfig.KLCoef)
@@ -24,8 +22,8 @@
 // ours to run: running out of turns scored −1), the keep_obs=1 policy (§12.4), and two default runs in which a
 // malformed call costs reward (§12.5, ours: 0.1 per call, or the episode), about 4 minutes on XLA and 10 on the
 // pure-Go backend; results go to the result store, so a second call is quick. The base agent and the warmed-up
-// critic are the notebooks' ones (unless -base-seed, -reread, -mapping-right, -mapping-demos, -read-weight, -give-up
-// or -base-steps makes another base agent): only the RL generator's seed changes. The runs, their keys and their
+// critic are the notebooks' ones (unless -base-seed, -reread, -mapping-right, -mapping-demos or
+// -base-steps makes another base agent): only the RL generator's seed changes. The runs, their keys and their
 // held-out evaluations are the chapter's (package ch12), so seed 0 loads what the notebooks stored. Each seed's
 // report starts with its step-0 batch, the calibration gate's statistics.
 package main
@@ -39,7 +37,6 @@ import (
 	"strings"
 
 	"github.com/agentrl-go/agentrl/agentrl"
-	"github.com/agentrl-go/agentrl/internal/recipe"
 )
 
 func main() {
@@ -63,8 +60,6 @@ Flags:
 	baseSeed := flag.Uint64("base-seed", agentrl.DefaultBaseConfig().Seed, "seed of the base agent's demonstrations and training")
 	reread := flag.Float64("reread", agentrl.DefaultBaseConfig().RereadProb, "chance that a reading demonstration reads twice (agentrl.BaseConfig.RereadProb)")
 	mappingRight := flag.Float64("mapping-right", agentrl.DefaultBaseConfig().MappingRightProb, "chance that a mapping demonstration edits with the right op (agentrl.BaseConfig.MappingRightProb)")
-	readWeight := flag.Float64("read-weight", agentrl.DefaultBaseConfig().ReadChoiceWeight, "loss weight of the choice to read in mapping demonstrations (agentrl.BaseConfig.ReadChoiceWeight)")
-	giveUp := flag.Float64("give-up", agentrl.DefaultBaseConfig().GiveUpAfterReadProb, "chance that a reading demonstration submits right after its read (agentrl.BaseConfig.GiveUpAfterReadProb)")
 	mappingDemos := flag.Int("mapping-demos", agentrl.DefaultBaseConfig().MappingDemos, "demonstrations that read, then edit (agentrl.BaseConfig.MappingDemos)")
 	baseSteps := flag.Int("base-steps", agentrl.DefaultBaseConfig().Steps, "Adam steps of the base agent's supervised training (agentrl.BaseConfig.Steps)")
 	rl := agentrl.DefaultRLConfig()
@@ -72,8 +67,6 @@ Flags:
 	flag.IntVar(&rl.Minibatches, "minibatches", rl.Minibatches, "minibatches per RL update (agentrl.RLConfig.Minibatches)")
 	flag.IntVar(&rl.Epochs, "epochs", rl.Epochs, "passes over each batch (agentrl.RLConfig.Epochs)")
 	flag.Float64Var(&rl.KLCoef, "kl", rl.KLCoef, "KL penalty towards the base agent (agentrl.RLConfig.KLCoef)")
-	var gen agentrl.TaskGen
-	candidate := flag.String("candidate", "", "a candidate of cmd/calibrate's search: key=value settings of the base agent, the gym and the RL update, e.g. \"obs=terse late-submit=0.2\" (instead of the other base-agent and RL flags)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "seeds: unexpected arguments %q (seeds are given with -seeds, e.g. -seeds 0,1)\n", flag.Args())
@@ -92,30 +85,12 @@ Flags:
 	}
 	base := agentrl.DefaultBaseConfig()
 	base.Seed, base.RereadProb, base.MappingRightProb, base.MappingDemos = *baseSeed, *reread, *mappingRight, *mappingDemos
-	base.ReadChoiceWeight, base.GiveUpAfterReadProb, base.Steps = *readWeight, *giveUp, *baseSteps
-	if *candidate != "" {
-		var others []string
-		flag.Visit(func(f *flag.Flag) {
-			if f.Name != "candidate" && f.Name != "seeds" && f.Name != "sampling" {
-				others = append(others, "-"+f.Name)
-			}
-		})
-		if len(others) > 0 {
-			fmt.Fprintf(os.Stderr, "seeds: -candidate sets the base agent and the RL update: drop %s or write it into the candidate\n", strings.Join(others, ", "))
-			os.Exit(2)
-		}
-		c, err := recipe.Parse("-candidate", *candidate)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "seeds: %v\nsettings:\n%s", err, recipe.Keys())
-			os.Exit(2)
-		}
-		base, rl, gen = c.Base, c.RL, c.Tasks
-	}
+	base.Steps = *baseSteps
 	if err := errors.Join(rl.Validate(), base.Validate()); err != nil { // before minutes of training
 		fmt.Fprintln(os.Stderr, "seeds:", err)
 		os.Exit(2)
 	}
-	if err := run(base, rl, gen, seeds, sampling); err != nil {
+	if err := run(base, rl, seeds, sampling); err != nil {
 		fmt.Fprintln(os.Stderr, "seeds:", err)
 		os.Exit(1)
 	}

@@ -57,7 +57,7 @@ func (l lab) defaultRun(o *outcome, cfg agentrl.RLConfig) (*agentrl.Run, error) 
 	if o.defaultHeld, err = l.ch.HeldOut(def.Policy, cfg); err != nil {
 		return nil, err
 	}
-	if o.defaultHabits, err = readHabits(def.Policy, l.ch.Tok, l.ch.Train, l.rl.Obs); err != nil {
+	if o.defaultHabits, err = trainHabits(def.Policy, l.ch.Tok, l.ch.Train); err != nil {
 		return nil, err
 	}
 	var singles []agentrl.Task

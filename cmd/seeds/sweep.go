@@ -22,13 +22,9 @@ type lab struct {
 	blindCeiling float64 // the best blind op's pass rate on the training tasks (C15)
 }
 
-// newLab opens the chapter with baseCfg's base agent on the tasks gen makes (the zero TaskGen: the chapter's) and
-// makes (or loads) that agent.
-func newLab(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig, gen agentrl.TaskGen) (lab, error) {
+// newLab opens the chapter with baseCfg's base agent and makes (or loads) that agent.
+func newLab(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig) (lab, error) {
 	ch, err := ch12.SetupWith(baseCfg)
-	if err == nil && gen != (agentrl.TaskGen{}) {
-		ch, err = ch.WithTasks(gen)
-	}
 	if err != nil {
 		return lab{}, err
 	}
@@ -46,18 +42,18 @@ func newLab(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig, gen agentrl.TaskGen
 	return l, nil
 }
 
-func run(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig, gen agentrl.TaskGen, seeds, sampling []uint64) error {
+func run(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig, seeds, sampling []uint64) error {
 	numerics, err := gomlxmodel.Numerics() // the runs, and so the counts, are those of this backend and processor
 	if err != nil {
 		return err
 	}
-	l, err := newLab(baseCfg, rl, gen)
+	l, err := newLab(baseCfg, rl)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("numerics %s | tasks %s | base agent %s | RL lr %g, %d minibatches, %d epochs, KL %g | RL seeds %v\n",
-		numerics, gen, baseKey(l.ch, baseCfg), rl.LR, rl.Minibatches, rl.Epochs, rl.KLCoef, seeds)
-	baseHabits, err := readHabits(l.base, l.ch.Tok, l.ch.Train, l.rl.Obs)
+	fmt.Printf("numerics %s | base agent %s | RL lr %g, %d minibatches, %d epochs, KL %g | RL seeds %v\n",
+		numerics, baseKey(l.ch, baseCfg), rl.LR, rl.Minibatches, rl.Epochs, rl.KLCoef, seeds)
+	baseHabits, err := trainHabits(l.base, l.ch.Tok, l.ch.Train)
 	if err != nil {
 		return err
 	}
@@ -126,19 +122,6 @@ func printOutcome(o outcome) {
 		"pass %.2f-%.2f (steps 10-39; -1: never)\n",
 		f.defPeak, f.defAt, f.defSettled, f.cheapReads, f.cheapTestPeak, f.cheapTestAt, f.cheapTestsDown, f.dearTurns,
 		f.shortReads, slices.Min(f.shortPass), slices.Max(f.shortPass))
-}
-
-// readHabits probes policy's next calls around a read on the training tasks, 16 renamings each (seed 7), as
-// 12.3's habitsOf does.
-func readHabits(policy *gomlxmodel.Model, tok *agentrl.Tokenizer, train []agentrl.Task, obs agentrl.ObsFormat) (agentrl.ReadHabits, error) {
-	cfg := agentrl.DefaultRLConfig()
-	cfg.Obs = obs
-	return agentrl.ReadHabitsOf(policy, tok, train, 16, agentrl.NewRNG(7), cfg)
-}
-
-func habitsLine(h agentrl.ReadHabits) string {
-	return fmt.Sprintf("P(read) first %.3f | after a read: read %.3f, submit %.3f, edit %.3f, the right edit %.3f",
-		h.First, h.Again, h.Submit, h.Edit, h.RightEdit)
 }
 
 // baseKey is the store's key of the base agent of recipe c for the chapter's tasks and tokenizer.

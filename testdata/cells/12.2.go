@@ -113,6 +113,26 @@ func WarmCritic(base *gomlxmodel.Model, tasks []agentrl.Task, tok *agentrl.Token
 // warmedCritic is WarmCritic's critic for the base agent, computed once and stored (keyed by WarmCritic's code).
 func warmedCritic() *gomlxmodel.Critic { return must(ch.Critic(costCfg, WarmCritic)) }
 
+// CriticAdvantages is train_credit's advantage computation on one step's episodes trajs (batch is their Collate):
+// per-call rewards under stepPenalty, the critic's values, GAE at the token ("token") or the turn ("turn") level
+// with γ = 1 and λ = lambda, whitened over the batch's policy tokens. It also returns what the critic's regression
+// step reads: the values and the returns-to-go. It leaves the critic as it is. scheme must be "token" or "turn" and
+// lambda in [0, 1] (CreditAdvantages.Check).
+func CriticAdvantages(critic *gomlxmodel.Critic, trajs []agentrl.Trajectory, batch agentrl.Batch, stepPenalty float64,
+	scheme string, lambda float64) (adv, values, returns [][]float32, err error) {
+	mask, rewards := batch.Mask(), PerCallRewards(trajs, batch.Mask(), stepPenalty)
+	values, err = agentrl.CriticValues(critic, batch) // [B][T-1]
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if scheme == "token" {
+		adv, _ = agentrl.GAEAdvantages(rewards, values, mask, 1, lambda)
+	} else {
+		adv = agentrl.TurnAdvantages(rewards, values, mask, batch.Turns(), 1, lambda)
+	}
+	return MaskedWhiten(adv, mask), values, agentrl.ReturnsToGo(rewards, mask), nil
+}
+
 // TrainCredit is train_credit as a Loop: GRPO's loop with the advantage computation swapped for a critic-based one,
 // per-call rewards, critic values, GAE at the token ("token") or the turn ("turn") level with λ = Lambda,
 // whitening, the same clipped update, and one critic step (lr 1e-3). The run starts from copies of the base model
@@ -163,7 +183,9 @@ func (tc TrainCredit) Start(base *gomlxmodel.Model) (*agentrl.Run, error) {
 	return &agentrl.Run{Policy: policy, Critic: critic}, err
 }
 
-// Step is one step of train_credit.
+// Step is one step of train_credit: sample the step's episodes, compute their advantages with the critic
+// (CriticAdvantages), update the policy, then take the critic's regression step on the values and returns-to-go
+// the advantages came from.
 func (tc TrainCredit) Step(run *agentrl.Run, step int, g *rand.Rand) error {
 	if run.Base != nil {
 		run.Policy.SetAnchor(run.Base) // cfg.KLCoef's reference, also after a resume
@@ -173,21 +195,14 @@ func (tc TrainCredit) Step(run *agentrl.Run, step int, g *rand.Rand) error {
 		return err
 	}
 	batch := agentrl.Collate(trajs, tc.Tok.PadID)
-	mask, rewards := batch.Mask(), PerCallRewards(trajs, batch.Mask(), tc.Cfg.Reward.StepPenalty)
-	values, err := agentrl.CriticValues(run.Critic, batch) // [B][T-1]
+	adv, values, returns, err := CriticAdvantages(run.Critic, trajs, batch, tc.Cfg.Reward.StepPenalty, tc.Scheme, tc.Lambda)
 	if err != nil {
 		return err
 	}
-	var adv [][]float32
-	if tc.Scheme == "token" {
-		adv, _ = agentrl.GAEAdvantages(rewards, values, mask, 1, tc.Lambda)
-	} else {
-		adv = agentrl.TurnAdvantages(rewards, values, mask, batch.Turns(), 1, tc.Lambda)
-	}
-	if _, err := agentrl.RLUpdate(run.Policy, batch, MaskedWhiten(adv, mask), tc.Cfg, g); err != nil {
+	if _, err := agentrl.RLUpdate(run.Policy, batch, adv, tc.Cfg, g); err != nil {
 		return err
 	}
-	if _, err := agentrl.ValueStep(run.Critic, batch, values, agentrl.ReturnsToGo(rewards, mask), 0, 1e-3); err != nil {
+	if _, err := agentrl.ValueStep(run.Critic, batch, values, returns, 0, 1e-3); err != nil {
 		return err
 	}
 	run.History = append(run.History, agentrl.StepStats{Step: step, Stats: agentrl.BehaviorStats(trajs)})
