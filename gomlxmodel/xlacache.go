@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrl-go/agentrl/gomlxmodel/xlacache"
+	"github.com/agentrl-go/agentrl/internal/xlacache"
 )
 
 // On the XLA backend, compiling the graphs dominates a short program: every process (every GoNB cell) compiles

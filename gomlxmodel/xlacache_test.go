@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrl-go/agentrl/gomlxmodel/xlacache"
+	"github.com/agentrl-go/agentrl/internal/xlacache"
 )
 
 // TestMain gives the package's tests an executable cache folder of their own, removed afterwards, so that no

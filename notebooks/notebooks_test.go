@@ -284,6 +284,7 @@ func TestNotebooks(t *testing.T) {
 		sources = nil // the usual case: say nothing, so the file matches the one the execute command writes
 	}
 	rep := chapterReport(nbs)
+	rep.JudgeBySeeds()
 	if resampled {
 		rep.MarkResampled()
 	}
@@ -330,6 +331,7 @@ func TestCommittedNotebooks(t *testing.T) {
 		nbs = append(nbs, nb)
 	}
 	rep := chapterReport(nbs)
+	rep.JudgeBySeeds()
 	if secs, ok := rep.Numerics["unrecorded"]; ok {
 		t.Errorf("the metadata of §%s does not say what computed their outputs: run `go run ./notebooks/cmd/execute` "+
 			"and commit the result", strings.Join(secs, ", §"))
