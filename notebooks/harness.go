@@ -18,7 +18,6 @@
 package notebooks
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -33,6 +32,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentrl-go/agentrl/internal/tail"
 
 	"github.com/agentrl-go/agentrl/internal/section"
 
@@ -362,7 +363,7 @@ func (r *Runner) Execute(ctx context.Context, src, dst string) error {
 	cmd.WaitDelay = 30 * time.Second
 	setDeathSignal(cmd) // and the same if this process dies (go test's own timeout panics and exits)
 	// One writer for both streams: os/exec then copies them on one goroutine (two would race on tail and Log).
-	var tail tailBuffer
+	var tail tail.Buffer
 	out := io.MultiWriter(r.Log, &tail)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Run(); err != nil {
@@ -373,19 +374,6 @@ func (r *Runner) Execute(ctx context.Context, src, dst string) error {
 	}
 	return nil
 }
-
-// tailBuffer keeps the last 4 KiB written to it.
-type tailBuffer struct{ b []byte }
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.b = append(t.b, p...)
-	if len(t.b) > 4096 {
-		t.b = t.b[len(t.b)-4096:]
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string { return string(bytes.TrimSpace(t.b)) }
 
 // Here returns the Provenance of outputs computed in this process's environment. Without a backend, Numerics
 // is empty, and the cell programs fail the same way.

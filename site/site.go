@@ -20,8 +20,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
+
+	"github.com/agentrl-go/agentrl/internal/tail"
 )
 
 //go:embed theme/page.html theme/style.css
@@ -205,7 +206,7 @@ func ensureMyst(ctx context.Context, dir string, logw io.Writer) (script, versio
 func run(ctx context.Context, dir string, logw io.Writer, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
-	var tail tailBuffer
+	var tail tail.Buffer
 	cmd.Stdout = io.MultiWriter(logw, &tail)
 	cmd.Stderr = cmd.Stdout
 	cmd.WaitDelay = 5 * time.Second
@@ -214,16 +215,3 @@ func run(ctx context.Context, dir string, logw io.Writer, name string, args ...s
 	}
 	return nil
 }
-
-// tailBuffer keeps the last 4 KiB written to it.
-type tailBuffer struct{ b []byte }
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.b = append(t.b, p...)
-	if len(t.b) > 4096 {
-		t.b = t.b[len(t.b)-4096:]
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string { return strings.TrimSpace(string(t.b)) }
