@@ -10,9 +10,11 @@ import (
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
-// grpoPolicy is the flag of BenchmarkGRPOStep (go test ./agentrl -run '^$' -bench GRPOStep -args -grpo.policy FILE).
-var grpoPolicy = flag.String("grpo.policy", "", "BenchmarkGRPOStep starts from the TinyAgent stream in this file "+
-	"(Model.WriteTo; internal/pytorchref/dumpgym -policy writes the chapter's RL base agent) instead of a fresh model")
+// Flags of BenchmarkGRPOStep (go test ./agentrl -run '^$' -bench GRPOStep -args -grpo.policy FILE ...).
+var (
+	grpoPolicy = flag.String("grpo.policy", "", "BenchmarkGRPOStep starts from the TinyAgent stream in this file "+
+		"(Model.WriteTo; internal/pytorchref/dumpgym -policy writes the chapter's RL base agent) instead of a fresh model")
+)
 
 // BenchmarkGRPOStep times one step of TrainRL with the default RLConfig (8 tasks × 8 episodes, 6 turns,
 // temperature 1, token_mean PPO, one Adam step with grad-norm clip 1) on the 20 training tasks, from a fresh
@@ -20,7 +22,8 @@ var grpoPolicy = flag.String("grpo.policy", "", "BenchmarkGRPOStep starts from t
 // workload when it is the chapter's RL base agent. One untimed step first compiles the graphs; each iteration is
 // then one more step of the same run: SampleStep (64 episodes, lockstep KV-cache sampling), then Collate,
 // ComputeAdvantages and RLUpdate. internal/pytorchref/grpo_bench.py is the PyTorch port of the same step and
-// grpo_compare.sh runs both.
+// grpo_compare.sh runs both. -grpo.decoder and -grpo.packing select gomlxmodel's decoder schedule and update
+// layout.
 //
 // Metrics per step: sample-s and update-s (wall), sample-cpu-s and update-cpu-s (process CPU, all threads),
 // tokens (all episodes), tokens/episode, decode-steps (Decoder.Step calls of the rollout: each samples one token

@@ -34,8 +34,8 @@ func samplerWorkload(t testing.TB) (*gomlxmodel.Model, []Task, *Tokenizer, RLCon
 	return policy, train, tok, cfg
 }
 
-// sampleWith samples steps training steps' episodes (SampleStep) from cfg.Seed, and returns the trajectories and the
-// decoders' executed and needed token positions.
+// sampleWith samples steps training steps' episodes (SampleStep) from cfg.Seed, and returns the trajectories and
+// the decoders' executed and needed token positions.
 func sampleWith(t testing.TB, steps int, policy *gomlxmodel.Model, train []Task, tok *Tokenizer,
 	cfg RLConfig) ([][]Trajectory, int64, int64) {
 	t.Helper()
@@ -53,23 +53,20 @@ func sampleWith(t testing.TB, steps int, policy *gomlxmodel.Model, train []Task,
 	return out, e1 - e0, n1 - n0
 }
 
-// TestSamplerPositions: over two steps of the chapter's workload on the real gym, the same seed samples the same
-// episodes twice, bit for bit, and the decoders execute at least the token positions they are fed; on pure Go, where
-// they split decoding rows from prefilling ones (in power-of-two token buckets), at most 1.5 per token fed. Run it on
-// both backends (GOMLX_BACKEND=go for pure Go).
+// TestSamplerPositions: the sampler samples the same episodes, bit for bit, twice from one seed, and its decoders
+// (the split: decoding rows apart from prefilling ones, in few shapes) execute at most 1.6 token positions per token
+// fed over two steps of the chapter's workload on the real gym. Run it on both backends (GOMLX_BACKEND=go for pure
+// Go); gomlxmodel's TestDecoderScheduleBits checks the split's logits against the padded graph.
 func TestSamplerPositions(t *testing.T) {
 	policy, train, tok, cfg := samplerWorkload(t)
-	first, e, n := sampleWith(t, 2, policy, train, tok, cfg)
-	again, _, _ := sampleWith(t, 2, policy, train, tok, cfg)
-	t.Logf("token positions executed/needed %d/%d (%.2f×)", e, n, float64(e)/float64(n))
-	if d := diffTrajectories(first, again); d != "" {
-		t.Errorf("the same seed sampled other episodes: %s", d)
+	a, e, n := sampleWith(t, 2, policy, train, tok, cfg)
+	b, _, _ := sampleWith(t, 2, policy, train, tok, cfg)
+	if d := diffTrajectories(a, b); d != "" {
+		t.Errorf("two samplings from one seed differ: %s", d)
 	}
-	if n <= 0 || e < n {
-		t.Errorf("executed %d token positions for %d needed", e, n)
-	}
-	if pureGo() && float64(e)/float64(n) > 1.5 {
-		t.Errorf("executed %.2f× the token positions it needed, want at most 1.5×", float64(e)/float64(n))
+	t.Logf("token positions executed/needed: %d/%d (%.2f×)", e, n, float64(e)/float64(n))
+	if float64(e)/float64(n) > 1.6 {
+		t.Errorf("the sampler executed %.2f× the token positions it needed, want at most 1.6×", float64(e)/float64(n))
 	}
 }
 

@@ -118,19 +118,15 @@ func XLACompiledIn() bool {
 	return slices.Contains(backends.List(), "xla")
 }
 
-// goBackend reports whether b is the pure-Go backend (SimpleGo). It chooses this package's computations,
-// one path per backend: on pure Go, decoders split prefilling rows from decoding ones (Decoder) and
-// updates pack their rows (packInputs); on any other backend, a decoder runs one padded graph per step
-// and updates keep the padded rows. Numerics names the choice.
-func goBackend(b backends.Backend) bool {
-	_, ok := b.(*simplego.Backend)
-	return ok
-}
-
-// pureGoBackend is goBackend of Backend (false when there is none: every computation then fails).
+// pureGoBackend reports whether Backend is the pure-Go one (SimpleGo), where some schedules differ
+// (Decoder.Step, packed updates).
 func pureGoBackend() bool {
 	b, err := Backend()
-	return err == nil && goBackend(b)
+	if err != nil {
+		return false
+	}
+	_, ok := b.(*simplego.Backend)
+	return ok
 }
 
 // newSimpleGo builds the pure-Go backend. simplego.New prints a line to stdout when it is given a

@@ -77,14 +77,8 @@ func (c *Critic) Values(ids []int32, B, T int) ([]float32, error) {
 
 // Update is one Adam step (learning rate lr) on arl.value_loss(values, oldValues, returns, mask,
 // clip): the masked token mean of the squared error, PPO-clipped around oldValues when clip > 0.
-// oldValues, returns and mask are [B·(T-1)]. It returns the loss before the step. On the pure-Go
-// backend the graph takes the batch's rows packed (packInputs), elsewhere padded.
+// oldValues, returns and mask are [B·(T-1)]. It returns the loss before the step.
 func (c *Critic) Update(ids []int32, B, T int, oldValues, returns, mask []float32, clip, lr float64) (float64, error) {
-	return c.update(ids, B, T, oldValues, returns, mask, clip, lr, pureGoBackend())
-}
-
-// update is Update with the batch's rows packed or padded, whatever the backend.
-func (c *Critic) update(ids []int32, B, T int, oldValues, returns, mask []float32, clip, lr float64, pack bool) (float64, error) {
 	cfg := c.st.cfg
 	if !(lr > 0) {
 		return 0, fmt.Errorf("gomlxmodel: learning rate must be positive, got %g", lr)
@@ -113,7 +107,7 @@ func (c *Critic) update(ids []int32, B, T int, oldValues, returns, mask []float3
 			return 0, err
 		}
 	}
-	lay, err := packInputs(p, pack, &in, nil, []*[]float32{&oldP, &returnsP, &maskP}, maskP)
+	lay, err := packInputs(p, cfg.MaxLen, &in, nil, []*[]float32{&oldP, &returnsP, &maskP}, maskP)
 	if err != nil {
 		return 0, err
 	}

@@ -15,14 +15,15 @@ import (
 // tokens and returns each row's next-token logits. Logits equal the full forward pass
 // (TestDecoderMatchesForward).
 //
-// Shapes are bucketed so decoding never recompiles per step: B is bucketed as in Logits, and the cache
-// capacity grows in steps of TimeBucket (Step says why it is not allocated at once). How a Step groups
-// rows into executions depends on the backend (goBackend): on XLA, one graph over all rows, the number
-// of tokens per row padded to 1, 4, 16, 64 or 256 (stepBucket); on the pure-Go backend, the rows with
-// one queued token run apart from those that prefill, which run in groups of the same token bucket
-// (splitBucket), and rows with nothing queued are left out. A Decoder is not safe for concurrent use;
-// it reads the model's current weights at each Step. Close frees its caches once it is no longer
-// needed.
+// Shapes are bucketed so decoding never recompiles per step: the cache capacity grows in steps of
+// TimeBucket, or for the split on XLA in powers of two (cacheLen; Step says why it is not allocated at
+// once). How a Step groups rows into executions is its schedule (DecoderSchedule): on XLA one graph
+// over all rows, the number of tokens per row padded to 1, 4, 16, 64 or 256 (stepBucket); on the
+// pure-Go backend the rows with one queued token run apart from those that prefill, which run in
+// groups of the same token bucket (splitBucket). B is bucketed as in Logits; for the split on XLA every
+// cache has splitPageRows rows instead, and a decoder of more rows keeps them in pages of that many. A
+// Decoder is not safe for concurrent use; it reads the model's current weights at each Step. Close frees
+// its caches once it is no longer needed.
 type Decoder struct {
 	m      *Model
 	nRows  int               // B, the number of rows (read-only: Rows)
@@ -31,16 +32,33 @@ type Decoder struct {
 	caches []*tensors.Tensor // per layer: keys [bp, H, L, dh], values [bp, H, dh, L]
 	lens   []int             // cached tokens per row
 	queue  [][]int32         // tokens waiting for the next Step, per row
-	// split runs the rows with a long queue apart from those with one token, and leaves out rows with
-	// nothing queued (stepSplit). NewDecoder sets it on the pure-Go backend, where it keeps the padded
-	// graph's logits bit for bit (TestDecoderSplitBits) and every padded token slot costs compute; on
-	// XLA, whose compiled code depends on a graph's shapes, the split's logits would differ in the last
-	// bits.
-	split bool
+	// splitPrefill runs the rows with a long queue apart from those with one token, and leaves out
+	// rows with nothing queued (see Step): every decoder but the tests' padded oracle. On pure Go it
+	// keeps the padded graph's bits (TestDecoderScheduleBits); on XLA, whose code for a graph depends
+	// on its shapes, it is its own realization.
+	splitPrefill bool
+	// buckets are the split's token buckets on this backend (splitPow2 or splitLadder).
+	buckets []int
+	// fewShapes pads the split's executions to a small set of shapes (rowBucket, cacheLen, and caches
+	// of splitPageRows rows): set for the split on XLA, where every shape of a graph costs a compilation
+	// (or a load from the executable cache, in every process).
+	fewShapes bool
+	// pages, with fewShapes and more than splitPageRows rows, are the decoders of consecutive blocks of
+	// splitPageRows rows (the last one fewer) that hold this decoder's rows; Feed, ResetRow, Len, Step,
+	// Positions and Close act on them.
+	pages []*Decoder
 	// executed and needed count token positions: rows × token slots of every execution, and the
 	// tokens fed (Positions).
 	executed, needed int
 }
+
+// paddedOracle makes the decoders made while it is set run one padded graph per Step over all rows:
+// the schedule the split is checked against. Only this package's tests set it (export_test.go).
+var paddedOracle atomic.Bool
+
+// splitDecode reports whether the decoders made now split prefilling rows from decoding ones: always,
+// but for the tests' padded oracle.
+func splitDecode() bool { return !paddedOracle.Load() }
 
 // Process-wide token positions of every decoder (DecodePositions).
 var decodeExecuted, decodeNeeded atomic.Int64
@@ -54,22 +72,42 @@ func DecodePositions() (executed, needed int64) {
 // Positions reports the decoder's token positions so far: executed is the sum over its executions of
 // graph rows × token slots (padding included), needed the number of tokens it was fed and ran.
 func (d *Decoder) Positions() (executed, needed int) {
-	return d.executed, d.needed
+	executed, needed = d.executed, d.needed
+	for _, p := range d.pages {
+		e, n := p.Positions()
+		executed, needed = executed+e, needed+n
+	}
+	return executed, needed
 }
 
 // NewDecoder returns a decoder with B empty rows.
 func (m *Model) NewDecoder(B int) (*Decoder, error) {
-	return m.newDecoder(B, pureGoBackend())
-}
-
-// newDecoder returns a decoder with B empty rows that splits prefilling rows from decoding ones (the
-// pure-Go backend's schedule) or runs one padded graph per Step (XLA's), whatever the backend.
-func (m *Model) newDecoder(B int, split bool) (*Decoder, error) {
 	if B < 1 {
 		return nil, fmt.Errorf("gomlxmodel: decoder needs B ≥ 1, got %d", B)
 	}
-	d := &Decoder{m: m, nRows: B, bp: bucketB(B), lens: make([]int, B), queue: make([][]int32, B), split: split}
-	if err := d.grow(bucketT(1, m.st.cfg.MaxLen)); err != nil {
+	d := &Decoder{m: m, nRows: B}
+	d.splitPrefill = splitDecode()
+	d.buckets = splitLadder
+	if pureGoBackend() {
+		d.buckets = splitPow2
+	}
+	d.fewShapes = d.splitPrefill && !pureGoBackend()
+	if d.fewShapes && B > splitPageRows {
+		for first := 0; first < B; first += splitPageRows {
+			p, err := m.NewDecoder(min(splitPageRows, B-first))
+			if err != nil {
+				d.Close()
+				return nil, err
+			}
+			d.pages = append(d.pages, p)
+		}
+		return d, nil
+	}
+	d.bp, d.lens, d.queue = bucketB(B), make([]int, B), make([][]int32, B)
+	if d.fewShapes {
+		d.bp = splitPageRows
+	}
+	if err := d.grow(d.cacheLen(1)); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -83,6 +121,9 @@ func (d *Decoder) Rows() int { return d.nRows }
 // returns an error; Feed, ResetRow and Len still work on the queues, and the model is not affected.
 // Close is idempotent.
 func (d *Decoder) Close() {
+	for _, p := range d.pages {
+		p.Close()
+	}
 	freeTensors(d.caches)
 	d.caches = nil
 }
@@ -175,12 +216,20 @@ func (d *Decoder) store(layer int, kNew, vNew []float32, nb int, slots, rows []i
 // Feed queues tokens for row (prefill, or the token sampled last); they run at the next Step. row must
 // be in [0, Rows()): another row is a programmer error and panics (index out of range).
 func (d *Decoder) Feed(row int, tokens []int32) {
+	if d.pages != nil {
+		d.pages[row/splitPageRows].Feed(row%splitPageRows, tokens)
+		return
+	}
 	d.queue[row] = append(d.queue[row], tokens...)
 }
 
 // ResetRow forgets a row's cache and queue (for per-call context views). row must be in [0, Rows()):
 // another row is a programmer error and panics (index out of range).
 func (d *Decoder) ResetRow(row int) {
+	if d.pages != nil {
+		d.pages[row/splitPageRows].ResetRow(row % splitPageRows)
+		return
+	}
 	d.lens[row] = 0
 	d.queue[row] = d.queue[row][:0]
 }
@@ -188,6 +237,9 @@ func (d *Decoder) ResetRow(row int) {
 // Len returns the number of tokens in a row's context: cached plus queued. row must be in
 // [0, Rows()): another row is a programmer error and panics (index out of range).
 func (d *Decoder) Len(row int) int {
+	if d.pages != nil {
+		return d.pages[row/splitPageRows].Len(row % splitPageRows)
+	}
 	return d.lens[row] + len(d.queue[row])
 }
 
@@ -203,15 +255,20 @@ func stepBucket(n, maxLen int) int {
 	return n
 }
 
-// splitBuckets are the token buckets of the split's prefills: powers of two (1, 2 and 3 tokens to 4). On the
-// pure-Go backend a row's logits and keys are the same, bit for bit, in every power-of-two bucket that holds its
-// queue (TestDecoderSplitBits: other sizes change the last bits), so they keep stepBucket's bits.
-var splitBuckets = []int{4, 8, 16, 32, 64, 128, 256}
+// Token buckets of ScheduleSplit's prefills. On the pure-Go backend they are powers of two (1, 2 and 3 tokens to
+// 4), where a row's logits and keys are the same, bit for bit, in every power-of-two bucket that holds its queue
+// (TestDecoderScheduleBits: other sizes change the last bits), so they keep stepBucket's bits. On XLA, whose code
+// depends on the shapes anyway, the midpoints from 8 on are buckets too (12, 24, 48, ...): a queue is padded by at
+// most half its length, with at most 12 token shapes up to 256.
+var (
+	splitPow2   = []int{4, 8, 16, 32, 64, 128, 256}
+	splitLadder = []int{4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256}
+)
 
-// splitBucket pads a prefilling row's queue of n tokens to the next of splitBuckets, capped at maxLen; above the
-// last bucket it returns n itself, as stepBucket does.
-func splitBucket(n, maxLen int) int {
-	for _, b := range splitBuckets {
+// splitBucket pads a prefilling row's queue of n tokens to the next of buckets, capped at maxLen; above the last
+// bucket it returns n itself, as stepBucket does.
+func splitBucket(n, maxLen int, buckets []int) int {
+	for _, b := range buckets {
 		if n <= b {
 			return min(b, maxLen)
 		}
@@ -222,6 +279,17 @@ func splitBucket(n, maxLen int) int {
 // Step runs every queued token and returns logits [B·V]: for each row, the logits after its last
 // queued token (zeros for rows with nothing queued).
 func (d *Decoder) Step() ([]float32, error) {
+	if d.pages != nil {
+		logits := make([]float32, 0, d.nRows*d.m.st.cfg.Vocab)
+		for _, p := range d.pages {
+			l, err := p.Step()
+			if err != nil {
+				return nil, err
+			}
+			logits = append(logits, l...)
+		}
+		return logits, nil
+	}
 	cfg := d.m.st.cfg
 	n, need := 0, 0
 	for b, q := range d.queue {
@@ -243,10 +311,10 @@ func (d *Decoder) Step() ([]float32, error) {
 	if need > cfg.MaxLen {
 		return nil, fmt.Errorf("gomlxmodel: decoder context of %d tokens exceeds MaxLen %d", need, cfg.MaxLen)
 	}
-	// The cache grows in steps of TimeBucket. Allocating it once at MaxLen and slicing the positions a graph needs
+	// The cache grows (cacheLen). Allocating it once at MaxLen and slicing the positions a graph needs
 	// (the only way to keep XLA's bits, which depend on the attention's length) measured slower on both
 	// backends: the slice copies the caches at every Step, a growth only every few.
-	if L := bucketT(need, cfg.MaxLen); L > d.L {
+	if L := d.cacheLen(need); L > d.L {
 		if err := d.grow(L); err != nil {
 			return nil, err
 		}
@@ -261,14 +329,36 @@ func (d *Decoder) Step() ([]float32, error) {
 			prefill = append(prefill, b)
 		}
 	}
-	var err error
-	if d.split {
-		err = d.stepSplit(single, prefill, logits)
-	} else {
-		err = d.run(append(single, prefill...), stepBucket(n, cfg.MaxLen), false, logits)
-	}
-	if err != nil {
-		return nil, err
+	switch {
+	case d.splitPrefill:
+		if len(single) > 0 {
+			if err := d.run(single, 1, d.rowBucket(len(single), 1) < d.bp, logits); err != nil {
+				return nil, err
+			}
+		}
+		// One execution per token bucket, shortest first (the order does not change any result).
+		for len(prefill) > 0 {
+			nb := cfg.MaxLen + 257
+			for _, b := range prefill {
+				nb = min(nb, splitBucket(len(d.queue[b]), cfg.MaxLen, d.buckets))
+			}
+			var group, rest []int
+			for _, b := range prefill {
+				if splitBucket(len(d.queue[b]), cfg.MaxLen, d.buckets) == nb {
+					group = append(group, b)
+				} else {
+					rest = append(rest, b)
+				}
+			}
+			if err := d.run(group, nb, true, logits); err != nil {
+				return nil, err
+			}
+			prefill = rest
+		}
+	default:
+		if err := d.run(append(single, prefill...), stepBucket(n, cfg.MaxLen), false, logits); err != nil {
+			return nil, err
+		}
 	}
 	for b, q := range d.queue {
 		d.lens[b] += len(q)
@@ -277,47 +367,53 @@ func (d *Decoder) Step() ([]float32, error) {
 	return logits, nil
 }
 
-// stepSplit runs the rows with one queued token (single) in one execution of one token slot per row, and
-// the rows with more (prefill) in one execution per token bucket (splitBucket), shortest first (the order
-// changes no result); each execution's rows are bucketed as B is, and rows in neither list are left out.
-func (d *Decoder) stepSplit(single, prefill []int, logits []float32) error {
+// The split's shapes on XLA (fewShapes). A decoding graph's shape is its rows × token slots × cache capacity,
+// and a cold chapter compiles every shape its runs meet. Rows in powers of two (decoding rows at least
+// splitMinDecodeRows) and a capacity that is a power of two of at least splitMinCache make a run meet a
+// fraction of the shapes of bucketB's rows and capacities grown by TimeBucket, for a few more executed
+// token positions (FINDINGS.md, "the split's shapes"). And since the caches' row count is a dimension of
+// every decoding graph, every cache has splitPageRows rows: a decoder of fewer pads its caches to it, one of
+// more keeps its rows in pages (decoders) of splitPageRows rows, so every batch size shares one set of shapes.
+const (
+	splitMinDecodeRows = 8
+	splitMinCache      = 128
+	splitPageRows      = 64
+)
+
+// rowBucket is the number of graph rows of an execution of n rows with nb token slots: bucketB(n), or
+// with fewShapes the next power of two (at least splitMinDecodeRows for one slot); at most bp, where the
+// full-batch graph runs instead.
+func (d *Decoder) rowBucket(n, nb int) int {
+	if !d.fewShapes {
+		return bucketB(n)
+	}
+	r := pow2(n)
+	if nb == 1 {
+		r = max(r, splitMinDecodeRows)
+	}
+	return min(r, d.bp)
+}
+
+// cacheLen is the cache capacity for a context of need tokens: the next multiple of TimeBucket, or with
+// fewShapes the next power of two of at least splitMinCache, capped at MaxLen. Pure Go keeps multiples of
+// TimeBucket, whose bits its split was checked against (TestDecoderScheduleBits).
+func (d *Decoder) cacheLen(need int) int {
 	maxLen := d.m.st.cfg.MaxLen
-	if len(single) > 0 {
-		if err := d.run(single, 1, bucketB(len(single)) < d.bp, logits); err != nil {
-			return err
-		}
+	if d.fewShapes {
+		return min(max(pow2(need), splitMinCache), maxLen)
 	}
-	for len(prefill) > 0 {
-		nb := maxLen + 257
-		for _, b := range prefill {
-			nb = min(nb, splitBucket(len(d.queue[b]), maxLen))
-		}
-		var group, rest []int
-		for _, b := range prefill {
-			if splitBucket(len(d.queue[b]), maxLen) == nb {
-				group = append(group, b)
-			} else {
-				rest = append(rest, b)
-			}
-		}
-		if err := d.run(group, nb, true, logits); err != nil {
-			return err
-		}
-		prefill = rest
-	}
-	return nil
+	return bucketT(need, maxLen)
 }
 
 // run decodes the queued tokens of rows, nb token slots per row, writes their new keys and values
-// into the caches and their logits into logits [B·V]; it leaves the queues and lengths alone. Without
-// gather the full-batch graph runs, row b in slot b (rows not listed get no tokens); with gather the
-// row-gathering graph runs on the listed rows alone, bucketed as B is.
+// into the caches and their logits into logits [B·V]; it leaves the queues and lengths alone. Without gather the full-batch graph runs, row b in slot b (rows
+// not listed get no tokens); with gather the row-gathering graph runs on the listed rows alone.
 func (d *Decoder) run(rows []int, nb int, gather bool, logits []float32) error {
 	cfg := d.m.st.cfg
 	V := cfg.Vocab
 	kind, build, R := kindDecode, buildDecode(cfg), d.bp
 	if gather {
-		kind, build, R = kindDecodeRows, buildDecodeRows(cfg), bucketB(len(rows))
+		kind, build, R = kindDecodeRows, buildDecodeRows(cfg), d.rowBucket(len(rows), nb)
 	}
 	slots := make([]int, len(rows)) // graph row of each listed row
 	tokens := make([]int32, R*nb)

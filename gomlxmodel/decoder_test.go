@@ -8,22 +8,24 @@ import (
 
 // TestDecoderMatchesForward feeds rows with prefills of different sizes, single sampled tokens and a
 // reset, across cache growth, and checks every Step's logits against the full forward pass
-// (max abs difference ≤ 1e-5), at TinyAgent's real size, with the padded graph and with the split,
-// whatever the backend.
+// (max abs difference ≤ 1e-5), at TinyAgent's real size, under each schedule (on XLA the split's cache
+// grows in powers of two).
 func TestDecoderMatchesForward(t *testing.T) {
-	for _, split := range []bool{false, true} {
-		t.Run(map[bool]string{false: "padded", true: "split"}[split], func(t *testing.T) {
-			testDecoderMatchesForward(t, split)
+	for _, padded := range []bool{true, false} {
+		t.Run(map[bool]string{true: "padded", false: "split"}[padded], func(t *testing.T) {
+			prev := paddedOracle.Swap(padded)
+			defer paddedOracle.Store(prev)
+			testDecoderMatchesForward(t)
 		})
 	}
 }
 
-func testDecoderMatchesForward(t *testing.T, split bool) {
+func testDecoderMatchesForward(t *testing.T) {
 	cfg := DefaultConfig(150)
 	m := mustNew(t, cfg, 11)
 	rng := rand.New(rand.NewPCG(11, 12))
 	const B = 3
-	d, err := m.newDecoder(B, split)
+	d, err := m.NewDecoder(B)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,7 @@ func testDecoderMatchesForward(t *testing.T, split bool) {
 		}
 		check(step, logits, active)
 	}
-	if d.L <= bucketT(1, cfg.MaxLen) {
+	if d.L <= d.cacheLen(1) {
 		t.Errorf("cache never grew (capacity %d)", d.L)
 	}
 	t.Logf("max abs difference %.2g", worst)
@@ -117,8 +119,8 @@ func TestDecoderErrors(t *testing.T) {
 }
 
 // TestDecoderSplitPrefill checks that running long prefills apart from single tokens (the pure-Go
-// backend's schedule) gives the logits of the padded graph within 1e-5, step by step, on 8 rows where
-// a few rows prefill observations while the others decode one token, then with most rows finished.
+// backend's schedule) gives the logits of the one-graph schedule, step by step, on 8 rows where a few
+// rows prefill observations while the others decode one token, then with most rows finished.
 func TestDecoderSplitPrefill(t *testing.T) {
 	cfg := DefaultConfig(150)
 	m := mustNew(t, cfg, 5)
@@ -126,10 +128,11 @@ func TestDecoderSplitPrefill(t *testing.T) {
 	const B = 8
 	var decs [2]*Decoder
 	for i := range decs {
-		d, err := m.newDecoder(B, i == 1)
+		d, err := m.NewDecoder(B)
 		if err != nil {
 			t.Fatal(err)
 		}
+		d.splitPrefill = i == 1
 		decs[i] = d
 	}
 	worst := 0.0
@@ -190,25 +193,62 @@ func TestDecoderClose(t *testing.T) {
 	}
 }
 
-// TestDecoderManyRows: a split decoder of 99 rows (112 graph rows) gives the padded decoder's logits within 1e-5
-// and the same lengths, row by row, across prefills, single tokens, a reset and finished rows (not under -short on
-// XLA).
-func TestDecoderManyRows(t *testing.T) {
+// TestSplitShapes: the cache capacity is the next multiple of TimeBucket, or with fewShapes (the split on XLA)
+// the next power of two, at least splitMinCache, capped at MaxLen either way; an execution's rows are bucketB's,
+// or with fewShapes the next power of two (decoding rows at least splitMinDecodeRows), at most the decoder's.
+func TestSplitShapes(t *testing.T) {
+	m := mustNew(t, DefaultConfig(150), 1)
+	maxLen := m.Config().MaxLen
+	for _, tc := range []struct {
+		need      int
+		fewShapes bool
+		want      int
+	}{
+		{1, false, 32}, {33, false, 64}, {65, false, 96}, {129, false, 160}, {maxLen, false, maxLen},
+		{1, true, 128}, {33, true, 128}, {129, true, 256}, {maxLen, true, maxLen},
+	} {
+		d := &Decoder{m: m, fewShapes: tc.fewShapes}
+		if got := d.cacheLen(tc.need); got != min(tc.want, maxLen) {
+			t.Errorf("cacheLen(%d) with fewShapes %v = %d, want %d", tc.need, tc.fewShapes, got, min(tc.want, maxLen))
+		}
+	}
+	for _, tc := range []struct {
+		n, nb, bp int
+		fewShapes bool
+		want      int
+	}{
+		{1, 1, 64, false, 1}, {3, 8, 64, false, 4}, {33, 1, 64, false, 48}, {33, 1, 48, false, 48},
+		{1, 1, 64, true, 8}, {1, 8, 64, true, 1}, {3, 8, 64, true, 4}, {17, 1, 64, true, 32}, {33, 12, 64, true, 64},
+		{33, 1, 48, true, 48}, {2, 1, 4, true, 4},
+	} {
+		d := &Decoder{m: m, fewShapes: tc.fewShapes, bp: tc.bp}
+		if got := d.rowBucket(tc.n, tc.nb); got != tc.want {
+			t.Errorf("rowBucket(%d, %d) of %d rows with fewShapes %v = %d, want %d", tc.n, tc.nb, tc.bp, tc.fewShapes, got, tc.want)
+		}
+	}
+}
+
+// TestDecoderPages: a split decoder of more rows than a page (on XLA: pages of splitPageRows rows, the last one
+// partly used) gives the padded decoder's logits within 1e-5 and the same lengths, row by row, across prefills,
+// single tokens, a reset and finished rows, and Close closes its pages (not under -short on XLA).
+func TestDecoderPages(t *testing.T) {
 	if testing.Short() && !pureGoBackend() {
 		t.Skip("-short on XLA: the two schedules' shapes take half a minute to compile")
 	}
 	cfg := DefaultConfig(150)
 	m := mustNew(t, cfg, 9)
 	rng := rand.New(rand.NewPCG(9, 10))
-	const B = 99
-	var decs [2]*Decoder // padded, split
-	for i := range decs {
-		d, err := m.newDecoder(B, i == 1)
+	const B = splitPageRows + splitPageRows/2 + 3
+	var decs [2]*Decoder
+	for i, padded := range []bool{true, false} {
+		d, err := newScheduled(m, B, padded)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer d.Close()
 		decs[i] = d
+	}
+	if want := 2; !pureGoBackend() && len(decs[1].pages) != want {
+		t.Fatalf("split decoder of %d rows on XLA: %d pages, want %d", B, len(decs[1].pages), want)
 	}
 	worst := 0.0
 	for step := range 8 {
@@ -242,6 +282,10 @@ func TestDecoderManyRows(t *testing.T) {
 	}
 	if ex, need := decs[1].Positions(); ex < need || need == 0 {
 		t.Errorf("split decoder's positions: executed %d, needed %d", ex, need)
+	}
+	decs[1].Close()
+	if _, err := decs[1].Step(); err == nil {
+		t.Error("Step after Close: no error")
 	}
 	t.Logf("max |split − padded| = %g", worst)
 }

@@ -71,7 +71,7 @@ func run(e *graph.Exec, kind string, args []any) ([]*tensors.Tensor, error) {
 // MaxLiveGraphs is the default bound on the compiled graphs a process keeps (SetMaxLiveGraphs). Every
 // executable that XLA's CPU plugin compiles or loads keeps its machine code in memory mappings of its own
 // (about 60), and Linux allows a process 65,530 mappings by default: a long process that meets ever new
-// shapes (many runs of different configurations) would otherwise
+// shapes (many runs of different configurations, each with the split decoder's buckets) would otherwise
 // fail in LLVM with "Cannot allocate memory" after about a thousand graphs.
 const MaxLiveGraphs = 256
 

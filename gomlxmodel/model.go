@@ -326,14 +326,8 @@ func aggregationWeights(p padded, mask []float32, aggregation Aggregation) ([]fl
 }
 
 // Update is one optimizer step of the policy (the book's rl_update inner step): the loss of lc on
-// batch b, its gradient, optional global-norm clipping and one Adam step, fused in one graph. On the
-// pure-Go backend the graph takes the batch's rows packed (packInputs), elsewhere padded.
+// batch b, its gradient, optional global-norm clipping and one Adam step, fused in one graph.
 func (m *Model) Update(b UpdateBatch, lc LossConfig) (UpdateStats, error) {
-	return m.update(b, lc, pureGoBackend())
-}
-
-// update is Update with the batch's rows packed or padded, whatever the backend.
-func (m *Model) update(b UpdateBatch, lc LossConfig, pack bool) (UpdateStats, error) {
 	cfg := m.st.cfg
 	var kind string
 	switch lc.Kind {
@@ -378,7 +372,7 @@ func (m *Model) update(b UpdateBatch, lc LossConfig, pack bool) (UpdateStats, er
 	if lc.MaxGradNorm > 0 {
 		maxNorm = float32(lc.MaxGradNorm)
 	}
-	lay, err := packInputs(p, pack, &in, []*[]int32{&targets}, []*[]float32{&mask, &weight, &oldLogp, &adv}, mask, weight)
+	lay, err := packInputs(p, cfg.MaxLen, &in, []*[]int32{&targets}, []*[]float32{&mask, &weight, &oldLogp, &adv}, mask, weight)
 	if err != nil {
 		return UpdateStats{}, err
 	}

@@ -10,8 +10,9 @@ import (
 
 // Sequence packing. A training batch of right-padded rows can spend most of its positions on padding:
 // a base-agent batch averages 65 tokens in rows of 128, and GRPO batches waste more or less depending
-// on how unequal their episodes are. On the pure-Go backend, where every position costs compute, the
-// updates pack the rows end to end into fewer rows of the same length. Each token keeps its position inside its own sequence and attends
+// on how unequal their episodes are. On the
+// pure-Go backend, where every position costs compute, the updates pack the rows end to end into
+// fewer rows of the same length. Each token keeps its position inside its own sequence and attends
 // only to earlier tokens of that sequence, so every term of the loss is the one the padded batch
 // computes; only the order of floating-point sums changes. Rows are packed only up to the last
 // position the loss reads (causal attention makes the rest irrelevant), and a row the loss does not
@@ -25,11 +26,24 @@ import (
 // therefore gather those positions (K per packed row) before the last block and give the loss its
 // arrays at those positions only: a base-agent update takes 0.77 s instead of 0.96 s.
 
-// Packed rows keep the batch's bucketed length: longer rows would take fewer positions, but attention
-// costs grow with the row length (a GRPO batch with little padding took 0.99 s as 64 rows of 96 and
-// 1.30 s as 32 rows of 192). Their number is rounded up to a multiple of packBucket, so a training run
-// compiles a handful of shapes.
+// Packed rows keep the batch's bucketed length on pure Go: longer rows would take fewer positions, but
+// attention costs grow with the row length (a GRPO batch with little padding took 0.99 s as 64 rows of
+// 96 and 1.30 s as 32 rows of 192). On XLA, where every new shape is a compile and a wide row costs
+// less than padding, packed rows are twice the bucketed length rounded up to 32 × a power of two
+// (capped at the model's MaxLen), their number and the read slots climb coarse ladders (packRowLen),
+// so a training run compiles a handful of shapes.
+
+// packBucket rounds the number of packed rows up on pure Go, so a training run compiles a handful of
+// shapes.
 const packBucket = 4
+
+// paddedUpdates makes the updates run while it is set give the graphs the bucketed, right-padded rows:
+// the layout packing is checked against. Only this package's tests set it (export_test.go).
+var paddedUpdates atomic.Bool
+
+// packUpdates says whether Model.Update and Critic.Update pack their rows: always, but for the tests'
+// padded oracle.
+func packUpdates() bool { return !paddedUpdates.Load() }
 
 // Process-wide token positions of every update (UpdatePositions).
 var updateExecuted, updateNeeded atomic.Int64
@@ -38,6 +52,29 @@ var updateExecuted, updateNeeded atomic.Int64
 // so far: executed is the sum over their executions of rows × row length, needed the sum over their
 // sequences of the positions up to the last one the loss reads (the causal prefix it depends on).
 func UpdatePositions() (executed, needed int64) { return updateExecuted.Load(), updateNeeded.Load() }
+
+// packRowLen is the XLA packing's row length for a bucketed length Tp: 32 × a power of two, at least
+// 2·Tp, at most maxLen (and at least Tp). Its row counts climb rowLadder, its read slots powers of two.
+func packRowLen(Tp, maxLen int) int {
+	c := TimeBucket
+	for c < 2*Tp {
+		c *= 2
+	}
+	return max(Tp, min(c, maxLen))
+}
+
+// rowLadder rounds a number of packed rows up to XLA's ladder (packRowLen).
+func rowLadder(n int) int {
+	if n <= 8 {
+		return max(n, 1)
+	}
+	top := 1 // the largest power of two below n
+	for top*2 < n {
+		top *= 2
+	}
+	step := top / 4
+	return (n + step - 1) / step * step
+}
 
 // packedSeq places the first n positions of source row src at offset off of packed row dst.
 type packedSeq struct{ src, dst, off, n int }
@@ -50,8 +87,8 @@ type packing struct {
 
 // packRows packs sequences of the given lengths (0: dropped) into rows of C positions, first fit in
 // decreasing order of length (ties by source row, so the layout is deterministic), and rounds the
-// number of rows up to a multiple of packBucket.
-func packRows(lens []int, C int) (packing, error) {
+// number of rows up: to a multiple of packBucket, or with ladder to rowLadder's.
+func packRows(lens []int, C int, ladder bool) (packing, error) {
 	order := make([]int, 0, len(lens))
 	for src, n := range lens {
 		if n > C {
@@ -74,7 +111,11 @@ func packRows(lens []int, C int) (packing, error) {
 		pk.seqs = append(pk.seqs, packedSeq{src: src, dst: dst, off: C - free[dst], n: n})
 		free[dst] -= n
 	}
-	pk.R = max(1, (len(free)+packBucket-1)/packBucket*packBucket)
+	if ladder {
+		pk.R = rowLadder(len(free))
+	} else {
+		pk.R = max(1, (len(free)+packBucket-1)/packBucket*packBucket)
+	}
 	return pk, nil
 }
 
@@ -126,9 +167,9 @@ const readBucket = 8
 
 // readPositions lists, for each packed row, the positions where any of read ([R·C], packed) is
 // non-zero, as flat indices into the R·C positions, in K slots per row: K is the largest count rounded
-// up to readBucket (at most C). pick holds the same indices with −1 in unused slots; idx repeats the
-// row's first position there, so that every index is valid.
-func (pk packing) readPositions(read ...[]float32) (idx, pick []int32, K int) {
+// up to readBucket (with pow2Slots, to a power of two; at most C). pick holds the same indices with −1
+// in unused slots; idx repeats the row's first position there, so that every index is valid.
+func (pk packing) readPositions(pow2Slots bool, read ...[]float32) (idx, pick []int32, K int) {
 	rows := make([][]int32, pk.R) // read positions of each packed row
 	for i := range pk.R * pk.C {
 		if slices.ContainsFunc(read, func(x []float32) bool { return x[i] != 0 }) {
@@ -139,7 +180,11 @@ func (pk packing) readPositions(read ...[]float32) (idx, pick []int32, K int) {
 	for _, r := range rows {
 		most = max(most, len(r))
 	}
-	K = min(pk.C, max(1, (most+readBucket-1)/readBucket*readBucket))
+	if pow2Slots {
+		K = min(pk.C, pow2(most))
+	} else {
+		K = min(pk.C, max(1, (most+readBucket-1)/readBucket*readBucket))
+	}
 	idx, pick = make([]int32, pk.R*K), make([]int32, pk.R*K)
 	for r, positions := range rows {
 		copy(idx[r*K:], positions)
@@ -170,25 +215,30 @@ type updateLayout struct {
 	packed      bool
 }
 
-// packInputs, with pack, moves the token ids of an update from the padded layout of p into packed rows
-// of p.Tp positions, keeping the positions where any of read is non-zero, and keeps of the per-position
-// arrays (ints and floats) only the positions where any of read is non-zero, K per packed row; it
-// rewrites ids, ints and floats in place. Without pack it leaves them alone and returns p's padded
-// shape for both. Either way it adds the update's positions to UpdatePositions. Model.Update and
-// Critic.Update pack on the pure-Go backend (goBackend).
-func packInputs(p padded, pack bool, ids *[]int32, ints []*[]int32, floats []*[]float32, read ...[]float32) (updateLayout, error) {
+// packInputs, when updates pack (packUpdates), moves the token ids of an update from the padded
+// layout of p into packed rows (on XLA of packRowLen(p.Tp, maxLen) positions, else p.Tp), keeping the
+// positions where any of read is non-zero, and keeps of the per-position arrays (ints and floats) only
+// the positions where any of read is non-zero, K per packed row. It rewrites ids, ints and floats in
+// place. Elsewhere it leaves them alone and returns p's padded shape for both. Either way it adds the
+// update's positions to UpdatePositions.
+func packInputs(p padded, maxLen int, ids *[]int32, ints []*[]int32, floats []*[]float32, read ...[]float32) (updateLayout, error) {
 	lens := readLengths(p, read...)
 	needed := 0
 	for _, n := range lens {
 		needed += n
 	}
 	updateNeeded.Add(int64(needed))
-	if !pack {
+	if !packUpdates() {
 		updateExecuted.Add(int64(p.Bp * p.Tp))
 		dims := []int{p.Bp, p.Tp}
 		return updateLayout{ids: dims, perPos: dims}, nil
 	}
-	pk, err := packRows(lens, p.Tp)
+	xla := !pureGoBackend()
+	C := p.Tp
+	if xla {
+		C = packRowLen(p.Tp, maxLen)
+	}
+	pk, err := packRows(lens, C, xla)
 	if err != nil {
 		return updateLayout{}, err
 	}
@@ -198,7 +248,7 @@ func packInputs(p padded, pack bool, ids *[]int32, ints []*[]int32, floats []*[]
 	for i, x := range read {
 		packedRead[i] = repack(pk, p, x)
 	}
-	idx, pick, K := pk.readPositions(packedRead...)
+	idx, pick, K := pk.readPositions(xla, packedRead...)
 	for _, x := range ints {
 		*x = pickAt(pick, repack(pk, p, *x))
 	}
@@ -223,29 +273,35 @@ func packedKind(kind string, packed bool) string {
 	return kind
 }
 
-// Numerics names what decides the bits of this package's results in this process, as the backend
-// chooses the computations (goBackend): the backend's name; on the pure-Go backend, the packed updates
-// (their graphs differ from padded ones in the order of floating-point sums: packed rows, queries of the
-// last block at read positions only, block-causal attention) and the architecture (Go fuses
-// multiply-adds on some, such as arm64, and not on amd64); on another backend, the Processor its code is
-// compiled for, the PJRT plugin when it is not the pinned one, and the XLA_FLAGS it is compiled with.
-// Result caches key on it, and the notebook harness compares executed outputs exactly only with outputs
-// committed under the same Numerics.
+// Numerics names what decides the bits of this package's results in this process, read off the same
+// settings that choose the computation: the backend; how the updates' graphs lay out their rows
+// (packed rows, queries of the last block at read positions only, block-causal attention: each changes
+// the order of floating-point sums); on the pure-Go backend, the architecture (Go fuses multiply-adds on
+// some, such as arm64, and not on amd64); on XLA, the Processor its code is compiled for, the shapes its
+// split decoders pad to, the plugin build and XLA_FLAGS. Result caches key on it, and the notebook
+// harness compares executed outputs exactly only with outputs committed under the same Numerics.
 func Numerics() (string, error) {
 	b, err := Backend()
 	if err != nil {
 		return "", err
 	}
 	name := b.Name()
-	if goBackend(b) {
-		return name + "/packed-updates/read-queries/block-causal/arch=" + runtime.GOARCH, nil
+	if packUpdates() {
+		name += "/packed-updates/read-queries/block-causal"
 	}
-	name += "/cpu=" + Processor()
-	if id := pluginBuild(); id != "" { // "" for the pinned plugin
-		name += "/plugin=" + id
-	}
-	if flags := os.Getenv("XLA_FLAGS"); flags != "" {
-		name += "/XLA_FLAGS=" + flags
+	if pureGoBackend() {
+		name += "/arch=" + runtime.GOARCH
+	} else {
+		name += "/cpu=" + Processor()
+		if splitDecode() {
+			name += "/split-decode/buckets=pow2+mid/rows=pow2/cache=pow2-min128/pages=64"
+		}
+		if id := pluginBuild(); id != "" { // "" for the pinned plugin
+			name += "/plugin=" + id
+		}
+		if flags := os.Getenv("XLA_FLAGS"); flags != "" {
+			name += "/XLA_FLAGS=" + flags
+		}
 	}
 	return name, nil
 }

@@ -3,6 +3,7 @@ package gomlxmodel
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -10,19 +11,24 @@ import (
 
 func TestPackRows(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		lens  []int
-		C     int
-		wantR int
+		name   string
+		lens   []int
+		C      int
+		ladder bool
+		wantR  int
 	}{
-		{"empty batch", []int{0, 0}, 8, 1},
-		{"one per row", []int{8, 8, 8}, 8, 4},
-		{"pairs", []int{4, 4, 4, 4, 4, 4, 4, 4, 4, 4}, 8, 8},
-		{"first fit decreasing", []int{5, 3, 6, 2, 1, 7, 0, 4}, 8, 4},
-		{"many rows", []int{3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3}, 3, 16},
+		{"empty batch", []int{0, 0}, 8, false, 1},
+		{"one per row", []int{8, 8, 8}, 8, false, 4},
+		{"pairs", []int{4, 4, 4, 4, 4, 4, 4, 4, 4, 4}, 8, false, 8},
+		{"first fit decreasing", []int{5, 3, 6, 2, 1, 7, 0, 4}, 8, false, 4},
+		{"many rows", []int{3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3}, 3, false, 16},
+		{"ladder: empty batch", []int{0, 0}, 8, true, 1},
+		{"ladder: one per row", []int{8, 8, 8}, 8, true, 3},
+		{"ladder: nine rows", []int{8, 8, 8, 8, 8, 8, 8, 8, 8}, 8, true, 10},
+		{"ladder: seventeen rows", []int{5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5}, 8, true, 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pk, err := packRows(tc.lens, tc.C)
+			pk, err := packRows(tc.lens, tc.C, tc.ladder)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,8 +59,40 @@ func TestPackRows(t *testing.T) {
 			}
 		})
 	}
-	if _, err := packRows([]int{9}, 8); err == nil {
+	if _, err := packRows([]int{9}, 8, false); err == nil {
 		t.Error("a sequence longer than the row: no error")
+	}
+}
+
+// TestPackShapes pins XLA's packed shapes: rows of 32 × a power of two at least twice the bucketed
+// length (capped at MaxLen), row counts on a ladder of four steps per doubling, read slots powers of two.
+func TestPackShapes(t *testing.T) {
+	for _, tc := range []struct{ Tp, maxLen, want int }{
+		{32, 256, 64}, {64, 256, 128}, {96, 256, 256}, {128, 256, 256}, {256, 256, 256}, {32, 48, 48}, {64, 64, 64},
+	} {
+		if got := packRowLen(tc.Tp, tc.maxLen); got != tc.want {
+			t.Errorf("packRowLen(%d, %d) = %d, want %d", tc.Tp, tc.maxLen, got, tc.want)
+		}
+	}
+	var ladder []int
+	for n := range 41 {
+		if r := rowLadder(n); len(ladder) == 0 || ladder[len(ladder)-1] != r {
+			ladder = append(ladder, r)
+		}
+	}
+	if want := []int{1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40}; !slices.Equal(ladder, want) {
+		t.Errorf("row ladder %v, want %v", ladder, want)
+	}
+	pk := packing{R: 2, C: 8}
+	read := make([]float32, 16)
+	for _, i := range []int{0, 1, 2, 8} {
+		read[i] = 1
+	}
+	if _, _, K := pk.readPositions(true, read); K != 4 {
+		t.Errorf("3 read positions in a row: %d slots, want 4", K)
+	}
+	if _, _, K := pk.readPositions(false, read); K != 8 {
+		t.Errorf("3 read positions in a row, pure Go: %d slots, want readBucket 8", K)
 	}
 }
 
@@ -67,9 +105,9 @@ func TestUpdatePositions(t *testing.T) {
 	var got [2][2]int64
 	for i, on := range []bool{false, true} {
 		m := mustNew(t, cfg, 3)
-		withSmallChunks(func() {
+		withPacking(on, func() {
 			e0, n0 := UpdatePositions()
-			if _, err := m.update(b, lc, on); err != nil {
+			if _, err := m.Update(b, lc); err != nil {
 				t.Fatal(err)
 			}
 			e, n := UpdatePositions()
@@ -109,12 +147,12 @@ func raggedBatch(rng *rand.Rand, cfg Config, B, T int) UpdateBatch {
 	return b
 }
 
-// withSmallChunks runs f with attention chunks of 8 positions, so that the tests' short packed rows
-// (32 positions) take the block-causal path.
-func withSmallChunks(f func()) {
-	saved := attentionChunk
+// withPacking runs f with packing of updates forced on or off, and with attention chunks of 8
+// positions, so that the tests' short rows (32 positions) take the block-causal path.
+func withPacking(on bool, f func()) {
+	saved, savedChunk := paddedUpdates.Swap(!on), attentionChunk
 	attentionChunk = 8
-	defer func() { attentionChunk = saved }()
+	defer func() { paddedUpdates.Store(saved); attentionChunk = savedChunk }()
 	f()
 }
 
@@ -136,6 +174,7 @@ func maxAbsDiff(t *testing.T, a, b []float32) float64 {
 // weights by about 0.2; rounding moves them by about 1e-4 (Adam scales small gradient differences up).
 func TestPackedUpdateMatchesPadded(t *testing.T) {
 	cfg := tinyConfig()
+	cfg.MaxLen = 64 // on XLA, packed rows of 64 positions for the batch's 32 (packRowLen)
 	for _, lc := range lossConfigs(3e-2) {
 		t.Run(string(lc.Kind)+"/"+string(lc.Aggregation), func(t *testing.T) {
 			b := raggedBatch(rand.New(rand.NewPCG(8, 9)), cfg, 12, 20)
@@ -143,9 +182,9 @@ func TestPackedUpdateMatchesPadded(t *testing.T) {
 			var models [2]*Model
 			for i, on := range []bool{false, true} {
 				models[i] = mustNew(t, cfg, 3)
-				withSmallChunks(func() {
+				withPacking(on, func() {
 					for range 3 {
-						st, err := models[i].update(b, lc, on)
+						st, err := models[i].Update(b, lc)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -199,9 +238,9 @@ func TestPackedCriticUpdateMatchesPadded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			withSmallChunks(func() {
+			withPacking(on, func() {
 				for range 3 {
-					loss, err := c.update(b.IDs, b.B, b.T, old, returns, b.Mask, clip, 1e-2, on)
+					loss, err := c.Update(b.IDs, b.B, b.T, old, returns, b.Mask, clip, 1e-2)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -224,14 +263,6 @@ func TestPackedCriticUpdateMatchesPadded(t *testing.T) {
 }
 
 func TestReadPositions(t *testing.T) {
-	wide := packing{R: 2, C: 16}
-	read := make([]float32, 32)
-	for _, i := range []int{0, 1, 2, 16} {
-		read[i] = 1
-	}
-	if _, _, K := wide.readPositions(read); K != readBucket {
-		t.Errorf("3 read positions in a row of 16: %d slots, want readBucket %d", K, readBucket)
-	}
 	pk := packing{R: 2, C: 4}
 	for _, tc := range []struct {
 		name string
@@ -246,7 +277,7 @@ func TestReadPositions(t *testing.T) {
 		{"nothing read", [][]float32{{0, 0, 0, 0, 0, 0, 0, 0}}, 1, []int32{-1, -1}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			idx, pick, K := pk.readPositions(tc.read...)
+			idx, pick, K := pk.readPositions(false, tc.read...)
 			if K != tc.K {
 				t.Fatalf("K = %d, want %d", K, tc.K)
 			}

@@ -1,7 +1,6 @@
 package gomlxmodel
 
 import (
-	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -29,28 +28,5 @@ func TestNumericsNamesProcessor(t *testing.T) {
 	}
 	if got, want := strings.HasSuffix(n, "/arch="+runtime.GOARCH), pureGoBackend(); got != want {
 		t.Errorf("Numerics() = %q: names the architecture %v, want %v", n, got, want)
-	}
-}
-
-// TestNumericsDefaults pins the whole Numerics of the default computations, which result stores and the
-// committed notebooks' metadata key on: on XLA the backend and processor (then the plugin and XLA_FLAGS, where
-// they are not the defaults), on pure Go the packed updates and the architecture.
-func TestNumericsDefaults(t *testing.T) {
-	n, err := Numerics()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "SimpleGo (go)/packed-updates/read-queries/block-causal/arch=" + runtime.GOARCH
-	if !pureGoBackend() {
-		want = "xla/cpu=" + Processor()
-		if id := pluginBuild(); id != "" {
-			want += "/plugin=" + id
-		}
-		if flags := os.Getenv("XLA_FLAGS"); flags != "" {
-			want += "/XLA_FLAGS=" + flags
-		}
-	}
-	if n != want {
-		t.Errorf("Numerics() = %q, want %q", n, want)
 	}
 }

@@ -72,7 +72,7 @@ func TestUpdateGradientFiniteDifferences(t *testing.T) {
 		} {
 			t.Run(lay.name+"/"+string(lc.Kind)+"/"+string(lc.Aggregation), func(t *testing.T) {
 				b := raggedBatch(rand.New(rand.NewPCG(8, 9)), cfg, 12, 20)
-				withSmallChunks(func() {
+				withPacking(lay.packed, func() {
 					// update takes one step from base with weight tensor k set to w (k < 0: none) and returns the
 					// reported loss and the model after the step.
 					update := func(lc LossConfig, k int, w []float32) (float64, *Model) {
@@ -83,7 +83,7 @@ func TestUpdateGradientFiniteDifferences(t *testing.T) {
 						if k >= 0 {
 							m.st.params[k] = f32Tensor(w, specs[k].Dims...)
 						}
-						st, err := m.update(b, lc, lay.packed)
+						st, err := m.Update(b, lc)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -187,9 +187,9 @@ func TestAdamMatchesTorchFormula(t *testing.T) {
 			}
 			p0, m0, v0 := snap()
 			worstP, worstV := 0.0, 0.0
-			withSmallChunks(func() {
+			withPacking(lay.packed, func() {
 				for step := 1; step <= 3; step++ {
-					if _, err := m.update(b, lc, lay.packed); err != nil {
+					if _, err := m.Update(b, lc); err != nil {
 						t.Fatal(err)
 					}
 					p1, m1, v1 := snap()
@@ -276,9 +276,9 @@ func TestUpdateStatsMatchHost(t *testing.T) {
 						want.Loss = seqSum / B
 					}
 					var got UpdateStats
-					withSmallChunks(func() {
-						got, err = m.update(UpdateBatch{B: B, T: T, IDs: ids, Mask: mask, OldLogp: old, Adv: adv},
-							LossConfig{Kind: kind, ClipEps: eps, Aggregation: agg, LR: 1e-3, MaxGradNorm: 1}, lay.packed)
+					withPacking(lay.packed, func() {
+						got, err = m.Update(UpdateBatch{B: B, T: T, IDs: ids, Mask: mask, OldLogp: old, Adv: adv},
+							LossConfig{Kind: kind, ClipEps: eps, Aggregation: agg, LR: 1e-3, MaxGradNorm: 1})
 					})
 					if err != nil {
 						t.Fatal(err)

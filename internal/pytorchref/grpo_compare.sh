@@ -9,6 +9,7 @@
 #
 #   internal/pytorchref/grpo_compare.sh                                     # from the repository root
 #   GOMLX_BACKEND=go internal/pytorchref/grpo_compare.sh                    # the pure-Go backend
+#   DECODER=split PACKING=packed internal/pytorchref/grpo_compare.sh        # gomlxmodel's split decoder, packed updates
 #   FRESH=1 internal/pytorchref/grpo_compare.sh                             # fresh models instead of the base agent
 #   ROUNDS=3 STEPS=5 TORCH_THREADS=1 GOMAXPROCS=1 internal/pytorchref/grpo_compare.sh
 #
@@ -17,7 +18,7 @@
 # same weights. dumpgym writes it with the gym that the Python side replays and the Go model's logits on a few
 # sequences, which grpo_bench.py checks its own against (it fails beyond 1e-4).
 # The Go side uses gomlxmodel.Backend(): GOMLX_BACKEND if set, else XLA when a PJRT CPU plugin is installed
-# (go run ./kernelsetup), else the pure-Go backend. PyTorch: Debian's python3-torch via PYTHON (/usr/bin/python3),
+# (go run ./kernelsetup), else the pure-Go backend, each with its one decoder schedule and update layout. PyTorch: Debian's python3-torch via PYTHON (/usr/bin/python3),
 # TORCH_THREADS threads (2).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -88,6 +89,7 @@ print(f"Go graphs first called in the timed steps (compiled, or loaded from the 
       f"per step, {go['first_call_s']:.3f} s per step (included above)")
 print("load average:", " ".join(open("/proc/loadavg").read().split()[:3]))
 print("GoMLX backend:", os.environ.get("GOMLX_BACKEND") or "default (gomlxmodel.Backend)",
+      "| decoder:", os.environ.get("DECODER") or "auto", "| packing:", os.environ.get("PACKING") or "auto",
       "| GOMAXPROCS:", os.environ.get("GOMAXPROCS") or "default",
       "| TORCH_THREADS:", os.environ.get("TORCH_THREADS") or "2")
 PY

@@ -3,7 +3,7 @@
 // chapter's time went (its stored results computed, by kind); the share of a default 40-step GRPO run that goes to
 // compiling graphs, with the compiled-graph cache off and on, and the token positions its sampling executed against
 // those it needed (Decoder padding); and, where PyTorch is installed, a GRPO step of the chapter's workload (from its
-// RL base agent) against PyTorch on the XLA backend and on the pure-Go backend (internal/pytorchref/grpo_compare.sh).
+// RL base agent) against PyTorch on the XLA and the pure-Go backends (internal/pytorchref/grpo_compare.sh).
 // The notebooks execute into a temporary folder with a temporary result store: the committed notebooks and the
 // user's store are not touched.
 //
@@ -195,8 +195,8 @@ func chapterBase() (*ch12.Chapter, *gomlxmodel.Model, error) {
 // ratio is executed/needed token positions (needed at least 1).
 func ratio(executed, needed int64) float64 { return float64(executed) / float64(max(needed, 1)) }
 
-// torchRatios runs grpo_compare.sh on both backends and prints its tables, or says why it cannot. The base agent is
-// the one the notebooks stored.
+// torchRatios runs grpo_compare.sh on both backends and prints its tables, or says why it cannot. The base agent
+// is the one the notebooks stored.
 func torchRatios(ctx context.Context) error {
 	const python = "/usr/bin/python3"
 	if err := exec.CommandContext(ctx, python, "-c", "import torch").Run(); err != nil {
