@@ -172,7 +172,7 @@ func writeRow(b *strings.Builder, r LineResult, book string, recentred bool) {
 		case !c.OK && c.Known != "":
 			mark = "✗ known deviation (" + c.Known + ")"
 		case c.missesResampled():
-			mark = "✗ (another realization: not gating)"
+			mark = "✗ (at this seed: judged by seeds)"
 		case !c.OK:
 			mark = "✗"
 		}

@@ -425,7 +425,7 @@ func TestMarkResampled(t *testing.T) {
 		}
 	}
 	if md := rep.Markdown(nil); !strings.Contains(md, "**Another realization:**") || !strings.Contains(md, "1 lines "+Resampled) ||
-		!strings.Contains(md, "✗ (another realization: not gating) [3] pass ≤ 0.01") {
+		!strings.Contains(md, "✗ (at this seed: judged by seeds) [3] pass ≤ 0.01") {
 		t.Errorf("the report does not say C14 fails on another realization")
 	}
 }
