@@ -5,6 +5,8 @@
 package nbdisplay
 
 import (
+	"time"
+
 	"github.com/agentrl-go/agentrl/chart"
 	"github.com/janpfeifer/gonb/gonbui"
 	"github.com/janpfeifer/gonb/gonbui/protocol"
@@ -39,7 +41,9 @@ func Bundle(fig chart.Figure) (*protocol.DisplayData, error) {
 }
 
 // Display shows fig as the output of the running notebook cell, in one
-// display_data message (see [Bundle]). Outside a notebook it does nothing.
+// display_data message (see [Bundle]), and waits, at most SyncTimeout, until
+// GoNB has passed it on: a cell program that ends right after would otherwise
+// lose a figure GoNB had not read yet. Outside a notebook it does nothing.
 func Display(fig chart.Figure) error {
 	if !gonbui.IsNotebook {
 		return nil
@@ -49,5 +53,17 @@ func Display(fig chart.Figure) error {
 		return err
 	}
 	gonbui.SendData(data)
+	done := make(chan struct{})
+	go func() {
+		gonbui.Sync()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(SyncTimeout):
+	}
 	return nil
 }
+
+// SyncTimeout is the longest Display waits for GoNB to pass a figure on.
+const SyncTimeout = 5 * time.Second
