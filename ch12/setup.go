@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/chart/nbdisplay"
 	"github.com/agentrl-go/agentrl/codekey"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 	"github.com/agentrl-go/agentrl/runs"
@@ -190,7 +191,7 @@ func Check(err error) {
 	if err == nil {
 		return
 	}
-	syncWithin(time.Second) // the status block, with its notices, shows first
+	nbdisplay.SyncWithin(time.Second) // the status block, with its notices, shows first
 	if errors.Is(err, store.ErrInterrupted) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(0)

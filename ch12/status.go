@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentrl-go/agentrl/chart/nbdisplay"
 	"github.com/agentrl-go/agentrl/store"
 	"github.com/janpfeifer/gonb/gonbui"
 	"github.com/janpfeifer/gonb/gonbui/protocol"
@@ -121,7 +122,7 @@ var cellStatus = sync.OnceValue(func() *Status {
 		gonbui.SendData(statusDisplay(id, text))
 		if !shown { // the block's place is where it first shows: above what the cell prints next
 			shown = true
-			syncWithin(time.Second)
+			nbdisplay.SyncWithin(time.Second) // the status block shows before the stdout written after it
 		}
 	})
 })
@@ -135,20 +136,6 @@ func installStatus(s *store.Store) {
 	}
 	s.Notices = cellStatus()
 	s.ProgressEvery = NotebookProgressInterval
-}
-
-// syncWithin waits until GoNB has passed on what was sent to it, so that the cell's stdout written afterwards shows
-// below it (GoNB reads stdout and displays on separate pipes), or until d has passed.
-func syncWithin(d time.Duration) {
-	done := make(chan struct{})
-	go func() {
-		gonbui.Sync()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(d):
-	}
 }
 
 // statusDisplay is the display that shows text: plain text, and the same as small grey preformatted HTML.

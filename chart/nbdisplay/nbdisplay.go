@@ -53,6 +53,16 @@ func Display(fig chart.Figure) error {
 		return err
 	}
 	gonbui.SendData(data)
+	SyncWithin(SyncTimeout)
+	return nil
+}
+
+// SyncTimeout is the longest Display waits for GoNB to pass a figure on.
+const SyncTimeout = 5 * time.Second
+
+// SyncWithin waits until GoNB has passed on what the cell's program sent it (displays go through a pipe of their
+// own, apart from stdout), or until d has passed.
+func SyncWithin(d time.Duration) {
 	done := make(chan struct{})
 	go func() {
 		gonbui.Sync()
@@ -60,10 +70,6 @@ func Display(fig chart.Figure) error {
 	}()
 	select {
 	case <-done:
-	case <-time.After(SyncTimeout):
+	case <-time.After(d):
 	}
-	return nil
 }
-
-// SyncTimeout is the longest Display waits for GoNB to pass a figure on.
-const SyncTimeout = 5 * time.Second
