@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
-
-	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
 // Golden hashes of what the chapter computes from its code alone: its tasks, the demonstrations its base agents
@@ -72,14 +70,7 @@ func TestTrainCreditPinned(t *testing.T) {
 	if !pureGo() {
 		t.Skip("pinned on the pure-Go backend (GOMLX_BACKEND=go), whose bits do not depend on the processor")
 	}
-	tok, train := testSetup(t)
-	base := tinyPolicy(t, tok)
-	critic, err := gomlxmodel.NewCritic(base, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := DefaultRLConfig()
-	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns, cfg.Reward.StepPenalty = 2, 4, 3, 0.05
+	tok, train, base, critic, cfg := creditWorkload(t)
 	for _, c := range []struct{ scheme, hash string }{{"token", "cbe4e554582a359eae3ebc6ab2775d4676c2dfddb1b6580ac3a45b27ff54e2ec"}, {"turn", "0131f59bd45d137e0632bdc19ad005babd538e1021395a72d92b879aad07793f"}} {
 		run, err := RunLoop(TrainCredit{Tasks: train, Tok: tok, Cfg: cfg, Steps: 3, Scheme: c.scheme, Lambda: 0.95, Critic: critic}, base)
 		if err != nil {

@@ -215,11 +215,7 @@ func resumedRun(t *testing.T, l Loop, base *Model, stop int) *Run {
 // its own loop computes, byte for byte (WriteRun), but for the episode log that the chapter's runs add; and that
 // the seamed run, stopped after its first step and resumed from its saved state, computes it too.
 func TestSeamsReproduceChapterLoops(t *testing.T) {
-	tok, train := testSetup(t)
-	base := tinyPolicy(t, tok)
-	critic := must(gomlxmodel.NewCritic(base, 1))
-	cfg := DefaultRLConfig()
-	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns, cfg.Reward.StepPenalty = 2, 4, 3, 0.05
+	tok, train, base, critic, cfg := creditWorkload(t)
 	never := cfg
 	never.Reward.WrongSubmit = -1
 	const steps = 2

@@ -650,17 +650,22 @@ func rampedRun(t *testing.T, base *Model, tasks []Task, tok *Tokenizer, cfg RLCo
 	return trainedRun(base, tok, tasks, cfg, steps, nil, WithSchedule(RampedPenalty(cfg, steps)))
 }
 
+// creditWorkload is the small train_credit workload of the tests: the tasks and tokenizer, a tiny policy, a fresh
+// critic of it, and a configuration of 2 prompts × 4 episodes, 3 turns and a 0.05 step cost.
+func creditWorkload(t *testing.T) (*Tokenizer, []Task, *gomlxmodel.Model, *gomlxmodel.Critic, RLConfig) {
+	t.Helper()
+	tok, train := testSetup(t)
+	base := tinyPolicy(t, tok)
+	critic := must(gomlxmodel.NewCritic(base, 1))
+	cfg := DefaultRLConfig()
+	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns, cfg.Reward.StepPenalty = 2, 4, 3, 0.05
+	return tok, train, base, critic, cfg
+}
+
 // TestTrainCredit checks train_credit's input errors, that a seed gives one result, that it leaves its base and
 // critic untouched, and that the two schemes train differently.
 func TestTrainCredit(t *testing.T) {
-	tok, train := testSetup(t)
-	base := tinyPolicy(t, tok)
-	critic, err := gomlxmodel.NewCritic(base, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := DefaultRLConfig()
-	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns, cfg.Reward.StepPenalty = 2, 4, 3, 0.05
+	tok, train, base, critic, cfg := creditWorkload(t)
 	bad := cfg
 	bad.GroupSize = 0
 	wrongSubmit := cfg
