@@ -111,7 +111,7 @@ func (c *Chapter) Critic(cfg agentrl.RLConfig, warm WarmFunc) (*gomlxmodel.Criti
 	if err != nil {
 		return nil, err
 	}
-	key, err := codekey.Key("12.2/critic", base, warm, c.Train, c.Tok, cfg)
+	key, err := codekey.KeyOf("12.2/critic", base, warm, c.Train, c.Tok, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("ch12: Critic: %w", err)
 	}

@@ -141,7 +141,7 @@ func (c *Chapter) HeldOutIn(env agentrl.EnvMaker, policy *gomlxmodel.Model, cfg 
 		return agentrl.Stats{}, err
 	}
 	e := evaluation{Policy: policy, Cfg: cfg, Env: env, Tasks: c.HeldOutTasks, Tok: c.Tok, N: HeldOutEpisodes, Seed: HeldOutSeed}
-	key, err := codekey.Key("held_out", e)
+	key, err := codekey.KeyOf("held_out", e)
 	if err != nil {
 		return agentrl.Stats{}, fmt.Errorf("ch12: HeldOut: %w", err)
 	}

@@ -1,116 +1,117 @@
 package codekey
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"go/ast"
-	"io/fs"
+	goparser "go/parser"
+	"go/token"
+	"os"
 	"path/filepath"
-	"reflect"
-	"runtime"
-	"sort"
+	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/agentrl-go/agentrl/agentrl"
-	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
-// The library is the code that computes every stored result: the packages agentrl and gomlxmodel, outside their
-// tests. Its code is in every key as one hash (Version); the engine around it (the store, this package, the stored
-// runs) can only load, save and report, and is in no key.
+// place says how a key holds the code of a source file.
+type place int
 
-// libraries names each library package and its embedded Go files.
-var libraries = map[string]fs.FS{"agentrl": agentrl.Source(), "gomlxmodel": gomlxmodel.Source()}
+const (
+	// outside: a main package's (a notebook's cell program, a command) or a test's code, keyed by its code and what
+	// it reaches in its file (Of).
+	outside place = iota
+	// library: a package on disk, keyed by its name and its package's code (codeOf).
+	library
+	// pinned: the standard library's or the module cache's, keyed by its name (the Go version, go.mod and go.sum).
+	pinned
+)
 
-// Version is a hash of the library's code: the tokens of every Go file of agentrl and gomlxmodel (embedded when
-// the program is built), tests excluded, with local names read as their order of declaration. It is part of every
-// key, so any edit of the library's code makes the results computed by the old code unusable, while an edit of its
-// comments, its layout or a local name keeps them.
-func Version() string { return version() }
-
-var version = sync.OnceValue(func() string {
-	names := make([]string, 0, len(libraries))
-	for name := range libraries {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	h := sha256.New()
-	for _, pkg := range names {
-		for _, file := range goFiles(libraries[pkg]) {
-			s := mustParseEmbedded(pkg, file)
-			fmt.Fprintf(h, "%s/%s\x00", pkg, file)
-			for _, d := range s.file.Decls {
-				s.writeDecl(h, d, "")
-				h.Write([]byte{0xfe})
-			}
-			h.Write([]byte{0xff})
-		}
-	}
-	return "agentrl-" + hex.EncodeToString(h.Sum(nil))[:16]
-})
-
-// mustParseEmbedded parses the embedded file of a library package, once per process; the package compiled, so it
-// parses.
-func mustParseEmbedded(pkg, file string) *source {
-	if s, ok := parsed.Load("embedded:" + pkg + "/" + file); ok {
-		return s.(*source)
-	}
-	src, err := fs.ReadFile(libraries[pkg], file)
-	if err != nil {
-		panic(fmt.Sprintf("codekey: embedded %s/%s: %v", pkg, file, err))
-	}
-	s, err := parseSource(file, src)
-	if err != nil {
-		panic(fmt.Sprintf("codekey: embedded %s/%s: %v", pkg, file, err))
-	}
-	parsed.Store("embedded:"+pkg+"/"+file, s)
-	return s
-}
-
-// libraryDirs maps the directory of each library package, as the runtime names source files, to its name.
-var libraryDirs = sync.OnceValue(func() map[string]string {
-	dirs := map[string]string{}
-	for pkg, f := range map[string]any{"agentrl": agentrl.NewRNG, "gomlxmodel": gomlxmodel.ReadModel} {
-		pc := reflect.ValueOf(f).Pointer()
-		file, _ := runtime.FuncForPC(pc).FileLine(pc)
-		dirs[filepath.Dir(file)] = pkg
-	}
-	return dirs
-})
-
-// libraryPackage is the library package whose non-test code file is, as the runtime names a function's source
-// file, or "". (A function's name does not tell: a closure of a library function inlined elsewhere is named after
-// the function it was inlined into.)
-func libraryPackage(file string) string {
+// placeOf says how a key holds the code of file, as the runtime names a function's source file, and for a library
+// file the directory of its package.
+func placeOf(file string) (place, string) {
 	if strings.HasSuffix(file, "_test.go") {
-		return ""
+		return outside, ""
 	}
-	return libraryDirs()[filepath.Dir(file)]
+	dir := filepath.Dir(file)
+	if moduleOf(dir) == nil {
+		return pinned, ""
+	}
+	if packageName(file) == "main" {
+		return outside, ""
+	}
+	return library, dir
 }
 
-// sourceOf parses the file that holds code the runtime places in file: a library file from the embedded sources,
-// any other from disk (a notebook's cell program, a program built from the repository without -trimpath).
-func sourceOf(file string) (*source, error) {
-	if pkg := libraryPackage(file); pkg != "" {
-		return mustParseEmbedded(pkg, filepath.Base(file)), nil
+var packageNames sync.Map // a file → the name its package clause gives ("" where it cannot be read)
+
+// packageName is the name in file's package clause, or "".
+func packageName(file string) string {
+	if name, ok := packageNames.Load(file); ok {
+		return name.(string)
 	}
+	name := ""
+	if f, err := goparser.ParseFile(token.NewFileSet(), file, nil, goparser.PackageClauseOnly); err == nil {
+		name = f.Name.Name
+	}
+	packageNames.Store(file, name)
+	return name
+}
+
+// sourceOf parses the file that holds code the runtime places in file.
+func sourceOf(file string) (*source, error) {
 	if !strings.HasSuffix(file, ".go") {
 		return nil, fmt.Errorf("%s is not a Go source file", file)
 	}
 	s, err := parseFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("%w (the source of code outside the library is needed to key what it computes: a program built with -trimpath has none)", err)
+		return nil, fmt.Errorf("%w (a key reads the source of the code it holds: a program built with -trimpath "+
+			"has none)", err)
 	}
 	return s, nil
 }
 
-// agentrlDecls maps each top-level name of agentrl's code (tests excluded) to the hashes of its declarations.
-var agentrlDecls = sync.OnceValue(func() map[string]map[string]bool {
+// resolve is the directory on disk of the package importPath, imported by code of the module from (nil: any): in
+// from, or in another module this process found on disk. It is "" for a package of the standard library or the
+// module cache.
+func resolve(importPath string, from *module) string {
+	if from != nil {
+		if d := from.dirOf(importPath); d != "" {
+			return d
+		}
+	}
+	modulesMu.Lock()
+	defer modulesMu.Unlock()
+	best := ""
+	for _, m := range modules {
+		if m == nil {
+			continue
+		}
+		if d := m.dirOf(importPath); d != "" && len(d) > len(best) {
+			best = d
+		}
+	}
+	return best
+}
+
+var libraryDecls sync.Map // a package's directory → map[name]map[declaration hash]bool
+
+// declsOf maps each top-level name of the package in dir (tests excluded) to the hashes of its declarations.
+func declsOf(dir string) (map[string]map[string]bool, error) {
+	if d, ok := libraryDecls.Load(dir); ok {
+		return d.(map[string]map[string]bool), nil
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
 	decls := map[string]map[string]bool{}
-	for _, file := range goFiles(libraries["agentrl"]) {
-		s := mustParseEmbedded("agentrl", file)
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		s, err := parseFile(file)
+		if err != nil {
+			return nil, err
+		}
 		for name, nodes := range s.decls {
 			for _, n := range nodes {
 				if decls[name] == nil {
@@ -120,18 +121,75 @@ var agentrlDecls = sync.OnceValue(func() map[string]map[string]bool {
 			}
 		}
 	}
-	return decls
-})
+	libraryDecls.Store(dir, decls)
+	return decls, nil
+}
 
-// showsLibrary reports whether every declaration of decls is, token for token, a declaration of agentrl with the
-// same name, read with "agentrl." qualifiers removed: a notebook's copy of the library's #@save code.
-func (s *source) showsLibrary(decls []ast.Node) bool {
-	lib := agentrlDecls()
-	for _, d := range decls {
-		name := s.nameOf(d)
-		if name == "" || !lib[name][s.declHash(d, "agentrl")] {
-			return false
+// showsLibrary returns the directory and import path of a package on disk, imported by s, of which every
+// declaration of decls is, token for token, a declaration with the same name, read with the package's qualifier
+// removed: a notebook's copy of the library's #@save code. It returns "" when there is none.
+func (s *source) showsLibrary(decls []ast.Node) (dir, importPath string) {
+	from := moduleOf(filepath.Dir(s.name))
+	for _, im := range s.file.Imports {
+		path, err := strconv.Unquote(im.Path.Value)
+		if err != nil {
+			continue
+		}
+		d := resolve(path, from)
+		if d == "" {
+			continue
+		}
+		qualifier := path[strings.LastIndex(path, "/")+1:]
+		if im.Name != nil {
+			qualifier = im.Name.Name
+		}
+		lib, err := declsOf(d)
+		if err != nil {
+			continue
+		}
+		all := true
+		for _, decl := range decls {
+			name := s.nameOf(decl)
+			if name == "" || !lib[name][s.declHash(decl, qualifier)] {
+				all = false
+				break
+			}
+		}
+		if all {
+			return d, path
 		}
 	}
-	return true
+	return "", ""
+}
+
+// importedDirs are the directories on disk of the packages that the declarations decls of s name through an
+// import (pkg.X): the library code that s's code reaches.
+func (s *source) importedDirs(decls []ast.Node) []string {
+	names := map[string]bool{}
+	for _, d := range decls {
+		ast.Inspect(d, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if x, ok := sel.X.(*ast.Ident); ok && x.Obj == nil {
+					names[x.Name] = true
+				}
+			}
+			return true
+		})
+	}
+	from := moduleOf(filepath.Dir(s.name))
+	var dirs []string
+	for name := range names {
+		if path := s.importPath(name); path != "" {
+			if d := resolve(path, from); d != "" {
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	return dirs
+}
+
+// fileExists reports whether file exists.
+func fileExists(file string) bool {
+	_, err := os.Stat(file)
+	return err == nil
 }

@@ -10,76 +10,128 @@ import (
 	"go/token"
 	"io"
 	"math"
-	"path"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unsafe"
-
-	"github.com/agentrl-go/agentrl/agentrl"
-	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
-// Key returns the content address of a result: a readable name followed by a hash of the library's code (Version),
-// the numerics that compute it (gomlxmodel.Numerics: the backend and, on XLA, the processor), the name and the
-// value of every part (Of). It fails, naming the part, where a part cannot be keyed.
+// Key returns the content address of a result: a readable name followed by a hash of its code, its numerics and
+// the name and value of every part (KeyOf). It fails, naming the part, where a part cannot be keyed.
 func Key(name string, parts ...any) (string, error) {
 	k, err := KeyOf(name, parts...)
 	return k.Key, err
 }
 
-// Keyed is a result's key, and what of the code it holds comes from outside the library.
+// Keyed is a result's key and what it holds.
 type Keyed struct {
-	Key string
-	// Outside names each type and function from outside the library (a notebook cell's) whose code the key holds,
-	// in the order they were met; nil when the key holds only the library's code (Version). The key reads that
-	// code as written; what it reads at run time beyond its code (a package variable, vetted by the rules Of
-	// states) a store verifies before it serves a result computed by it.
+	Key  string // the content address: Name, then a hash of everything below and of the parts' values
+	Name string
+	// Code is a digest of the code of the packages on disk that the key holds: the package that made the key, the
+	// packages of its parts' types and functions, and every package on disk they import (with the Go version, the
+	// build settings that decide generated code and the modules' go.mod and go.sum).
+	Code string
+	// Numerics describes what besides code decides the result's bits, as the packages its code reaches declare it
+	// (Numerics); Packages are those packages' import paths.
+	Numerics string
+	Packages []string
+	// Outside names each type and function from outside the packages on disk (a notebook cell's, a test's) whose
+	// code the key holds, in the order they were met; nil when there is none. The key reads that code as written.
 	Outside []string
+	// Open names what that outside code reads that no key can hold (an environment variable, a file, the clock: a
+	// function of the standard library outside those that compute from their arguments alone); nil when there is
+	// none. A store verifies a result with Open code before it serves it, or computes it again.
+	Open []string
 }
 
-// KeyOf is Key, saying also which code from outside the library the key holds.
+// KeyOf returns the key of a result that the calling package computes from parts. The key holds the code of the
+// calling package, of the packages of the parts' types and functions, and of everything they import (Keyed.Code),
+// the numerics those packages declare (Numerics), name, and the value of every part (Of).
 func KeyOf(name string, parts ...any) (Keyed, error) {
-	numerics, err := gomlxmodel.Numerics()
-	if err != nil {
-		numerics = "unavailable"
+	f := &found{roots: map[string]bool{}}
+	if dir := callerDir(); dir != "" {
+		f.roots[dir] = true
 	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", Version(), numerics, name)
-	var outside []string
-	w := &walker{h: h, seen: map[uintptr]bool{}, foreign: &outside}
+	parth := sha256.New()
+	w := &walker{h: parth, seen: map[uintptr]bool{}, found: f}
 	for i, p := range parts {
 		if err := w.any(p, fmt.Sprintf("part %d", i)); err != nil {
 			return Keyed{}, fmt.Errorf("%s: %w", name, err)
 		}
 	}
+	roots := make([]string, 0, len(f.roots))
+	for dir := range f.roots {
+		roots = append(roots, dir)
+	}
+	sort.Strings(roots)
+	code, pkgs, dirs, err := codeOf(roots)
+	if err != nil {
+		return Keyed{}, fmt.Errorf("%s: %w", name, err)
+	}
+	described, err := numericsOf(dirs)
+	if err != nil {
+		return Keyed{}, fmt.Errorf("%s: the numerics cannot be read: %w", name, err)
+	}
+	num := strings.Join(described, " | ")
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", code, num, name)
+	h.Write(parth.Sum(nil))
 	safe := []byte(name)
 	for i, c := range safe {
 		if !(c == '-' || c == '_' || c == '.' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
 			safe[i] = '_'
 		}
 	}
-	return Keyed{Key: fmt.Sprintf("%s-%s", safe, hex.EncodeToString(h.Sum(nil))[:20]), Outside: outside}, nil
+	return Keyed{Key: fmt.Sprintf("%s-%s", safe, hex.EncodeToString(h.Sum(nil))[:20]), Name: name, Code: code,
+		Numerics: num, Packages: pkgs, Outside: f.outside, Open: f.open}, nil
 }
+
+// callerDir is the directory of the package on disk whose code called into this package, or "" when that code is
+// outside the packages on disk (a test's, a main package's).
+func callerDir() string {
+	pcs := make([]uintptr, 16)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	own := ownDir()
+	for {
+		fr, more := frames.Next()
+		if filepath.Dir(fr.File) != own {
+			if p, dir := placeOf(fr.File); p == library {
+				return dir
+			}
+			return ""
+		}
+		if !more {
+			return ""
+		}
+	}
+}
+
+// ownDir is this package's directory, as the runtime names its files.
+var ownDir = sync.OnceValue(func() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(file)
+})
 
 // Of returns a short hash of everything that determines what v computes, read off v itself: its type's name, the
 // value of every field, element and entry (unexported ones too, maps in order of their keys), the dynamic type and
 // value behind every interface, for a value that writes itself (io.WriterTo: a model, a critic) what it writes,
 // and the code of its types and functions:
 //
-//   - a type or function of the library (agentrl, gomlxmodel) by its name: Version holds its code;
-//   - a type declared elsewhere (a notebook cell's) by the code of its declaration, its methods and every
-//     top-level declaration they reach (comments, layout and local names aside), or as the library's where that
-//     code is, token for token, a copy of the library's (a notebook's #@save code);
+//   - a type or function of a package on disk by its name: KeyOf holds its package's code;
+//   - a type declared outside those packages (a notebook cell's, a test's) by the code of its declaration, its
+//     methods and every top-level declaration they reach (comments, layout and local names aside), or as a
+//     package's where that code is, token for token, a copy of the package's (a notebook's #@save code);
 //   - a top-level function by the code of its declaration and everything it reaches; a function literal by its own
 //     code and everything it reaches (two literals in one function are two codes).
 //
-// Code outside the library that reads a package variable is refused unless nothing in its file can change the
-// variable after its declaration (mutableGlobals): its value is then the one its declaration, which the key holds,
-// gives.
+// Code outside the packages on disk that reads a package variable is refused unless nothing in its file can change
+// the variable after its declaration, directly or through another name for it (mutableGlobals): its value is then
+// the one its declaration, which the key holds, gives.
 //
 // A value Of cannot see through is refused with an error that says how to make it keyable: a function literal
 // that captures anything declared in a function around it (a parameter, a local, a loop variable: its value is not
@@ -87,7 +139,7 @@ func KeyOf(name string, parts ...any) (Keyed, error) {
 // is), a method value (its receiver is not in its code), a channel, an unsafe pointer, a cyclic value.
 func Of(v any) (string, error) {
 	h := sha256.New()
-	if err := (&walker{h: h, seen: map[uintptr]bool{}, foreign: new([]string)}).any(v, "value"); err != nil {
+	if err := (&walker{h: h, seen: map[uintptr]bool{}, found: &found{roots: map[string]bool{}}}).any(v, "value"); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
@@ -95,15 +147,27 @@ func Of(v any) (string, error) {
 
 // walker writes values to h.
 type walker struct {
-	h       io.Writer
-	seen    map[uintptr]bool // the pointers on the path from the root: a cycle is refused
-	foreign *[]string        // the code from outside the library written so far (Keyed.Outside)
+	h     io.Writer
+	seen  map[uintptr]bool // the pointers on the path from the root: a cycle is refused
+	found *found
 }
 
-// outside records that the walker wrote the code of what from outside the library.
-func (w *walker) outside(what string) {
-	if !slices.Contains(*w.foreign, what) {
-		*w.foreign = append(*w.foreign, what)
+// found is what a walk found besides the values: the code it reaches.
+type found struct {
+	roots   map[string]bool // the directories of the packages on disk whose code the values name
+	outside []string        // Keyed.Outside
+	open    []string        // Keyed.Open
+}
+
+// outsideCode records that the walker wrote the code of what from outside the packages on disk, which reads open.
+func (w *walker) outsideCode(what string, open []string) {
+	if !slices.Contains(w.found.outside, what) {
+		w.found.outside = append(w.found.outside, what)
+	}
+	for _, o := range open {
+		if !slices.Contains(w.found.open, o) {
+			w.found.open = append(w.found.open, o)
+		}
 	}
 }
 
@@ -228,10 +292,10 @@ func (w *walker) mapValue(v reflect.Value, path string) error {
 	for iter.Next() {
 		var kb, vb bytes.Buffer
 		kp := fmt.Sprintf("%s[%v]", path, iter.Key())
-		if err := (&walker{h: &kb, seen: w.seen, foreign: w.foreign}).value(copyOf(iter.Key()), kp); err != nil {
+		if err := (&walker{h: &kb, seen: w.seen, found: w.found}).value(copyOf(iter.Key()), kp); err != nil {
 			return err
 		}
-		if err := (&walker{h: &vb, seen: w.seen, foreign: w.foreign}).value(copyOf(iter.Value()), kp); err != nil {
+		if err := (&walker{h: &vb, seen: w.seen, found: w.found}).value(copyOf(iter.Value()), kp); err != nil {
 			return err
 		}
 		entries = append(entries, entry{kb.Bytes(), vb.Bytes()})
@@ -252,30 +316,40 @@ func copyOf(v reflect.Value) reflect.Value {
 	return c
 }
 
-// typ writes a type's name and, for a named type outside the library and the standard library, its code.
+// typ writes a type's name and, for a named type declared outside the packages on disk, its code; it records the
+// package on disk of a named type declared there.
 func (w *walker) typ(t reflect.Type, path string) error {
 	if t.Name() == "" || t.PkgPath() == "" {
 		w.str(t.String())
 		return nil
 	}
-	name, code, err := typeCode(t)
+	name, code, err := w.typeCode(t)
 	if err != nil {
 		return fmt.Errorf("%s (%s): %w", path, t, err)
-	}
-	if code != "" {
-		w.outside(name)
 	}
 	w.str(name)
 	w.str(code)
 	return nil
 }
 
-// typeCode is the name under which Of writes a named type and the hash of its code ("" for a type of the library
-// or the standard library, or one without methods, whose structure is all there is to it).
-func typeCode(t reflect.Type) (name, code string, err error) {
+// typeCode is the name under which Of writes a named type and the hash of its code: "" for a type of a package on
+// disk (whose package's code the key holds), of the standard library or the module cache, or one without methods
+// (whose structure is all there is to it).
+func (w *walker) typeCode(t reflect.Type) (name, code string, err error) {
 	name = t.PkgPath() + "." + t.Name()
 	file, line := methodSource(t)
-	if file == "" || libraryPackage(file) != "" || !strings.Contains(t.PkgPath(), ".") && t.PkgPath() != "main" {
+	if file == "" {
+		if dir := resolve(t.PkgPath(), nil); dir != "" {
+			w.found.roots[dir] = true
+		}
+		return name, "", nil
+	}
+	p, dir := placeOf(file)
+	switch p {
+	case library:
+		w.found.roots[dir] = true
+		return name, "", nil
+	case pinned:
 		return name, "", nil
 	}
 	s, err := sourceOf(file)
@@ -293,9 +367,14 @@ func typeCode(t reflect.Type) (name, code string, err error) {
 	if err := s.readsMutable(reached); err != nil {
 		return "", "", err
 	}
-	if s.showsLibrary(reached) {
-		return agentrlPath + "." + t.Name(), "", nil
+	if dir, path := s.showsLibrary(reached); dir != "" {
+		w.found.roots[dir] = true
+		return path + "." + t.Name(), "", nil
 	}
+	for _, d := range s.importedDirs(reached) {
+		w.found.roots[d] = true
+	}
+	w.outsideCode(name, s.opens(reached))
 	return name, s.hash(decls), nil
 }
 
@@ -329,13 +408,6 @@ func methodSource(t reflect.Type) (string, int) {
 	return "", 0
 }
 
-// agentrlPath is the import path of agentrl, whose code a notebook's copy of the library's code keys as.
-var agentrlPath = reflect.TypeFor[agentrl.Run]().PkgPath()
-
-// modulePath is the import path of this module, whose packages' functions do not modify their arguments
-// (mutableGlobals).
-var modulePath = path.Dir(agentrlPath)
-
 // literal matches the runtime's name of a function literal (pkg.F.func1, pkg.F.func1.2, pkg.glob..func1).
 var literal = regexp.MustCompile(`\.func\d+(\.\d+)*$`)
 
@@ -358,11 +430,16 @@ func (w *walker) fn(v reflect.Value, path string) error {
 	case !strings.HasSuffix(file, ".go"):
 		return fmt.Errorf("%s: %s has no Go source (%s): pass a function declared in Go", path, name, file)
 	}
+	p, dir := placeOf(file)
+	if p == pinned {
+		w.str(name)
+		return nil
+	}
 	s, err := sourceOf(file)
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", path, name, err)
 	}
-	if libraryPackage(file) != "" { // Version holds its code; the runtime's name says which function it is
+	if p == library { // its package's code is in the key; the runtime's name says which function it is
 		if literal.MatchString(name) {
 			for _, lit := range s.literalsAt(line) {
 				if captured := s.captures(lit); len(captured) > 0 {
@@ -371,6 +448,7 @@ func (w *walker) fn(v reflect.Value, path string) error {
 				}
 			}
 		}
+		w.found.roots[dir] = true
 		w.str(name)
 		return nil
 	}
@@ -382,15 +460,21 @@ func (w *walker) fn(v reflect.Value, path string) error {
 	if err := s.readsMutable(reached); err != nil {
 		return fmt.Errorf("%s: %s: %w", path, name, err)
 	}
-	if lit == nil && s.showsLibrary(reached) {
-		w.str(agentrlPath + "." + s.nameOf(roots[0])) // as the runtime names the library's function
-		return nil
+	if lit == nil {
+		if dir, pkg := s.showsLibrary(reached); dir != "" {
+			w.found.roots[dir] = true
+			w.str(pkg + "." + s.nameOf(roots[0])) // as the runtime names the library's function
+			return nil
+		}
 	}
 	where := s.nameOf(roots[0])
 	if lit != nil {
 		where = fmt.Sprintf("the function literal at %s:%d", shortFile(s.name), line)
 	}
-	w.outside(where)
+	for _, d := range s.importedDirs(reached) {
+		w.found.roots[d] = true
+	}
+	w.outsideCode(where, s.opens(reached))
 	w.str(s.hash(roots))
 	return nil
 }

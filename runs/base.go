@@ -79,11 +79,8 @@ func Base(s *store.Store, b agentrl.BaseRun) (*gomlxmodel.Model, error) {
 			})
 		})
 	}
-	if k.Outside == nil { // the library's code alone: the key holds all of it
-		return store.Resumable(s, k.Key, ModelCodec(), compute)
-	}
-	verify := store.Verify{First: func() ([]byte, error) { return baseFirstStep(b) }, Why: outside(k.Outside)}
-	return store.ResumableVerified(s, k.Key, ModelCodec(), verify, compute)
+	first := func() ([]byte, error) { return baseFirstStep(b) }
+	return store.Resumable(s, k, ModelCodec(), first, compute)
 }
 
 // ModelCodec stores a TinyAgent (weights and optimizer state).

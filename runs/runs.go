@@ -1,7 +1,7 @@
 // Package runs stores the chapter's training runs and base agents: it computes a run given as a value
-// (agentrl.Loop, agentrl.BaseRun) once, under the key of that value (codekey.Key), saves its progress while it
-// trains and resumes it after an interrupt, and loads it every other time. It only drives the library's loops from
-// outside (progress, checkpoints, interrupts), so its code, like the store's, is in no key.
+// (agentrl.Loop, agentrl.BaseRun) once, under the key of that value (codekey.KeyOf), saves its progress while it
+// trains and resumes it after an interrupt, and loads it every other time. Its key holds this package's code and
+// everything it imports, as every key holds the code of the package that makes it.
 package runs
 
 import (
@@ -71,8 +71,8 @@ func Name(loop agentrl.Loop) string {
 // checked first, as is everything else, before anything is loaded, trained or printed. While it trains, its
 // progress is saved every s.CheckpointEvery and at once on an interrupt, after which Train returns an error
 // wrapping store.ErrInterrupted; run again, it resumes bit-identically. Where the key holds code from outside the
-// library (a cell's loop, environment, estimator, metric), which may read at run time what its code does not show,
-// the store verifies a stored run before it serves it (store.ResumableVerified): it runs the first step again and
+// packages on disk (a cell's loop, environment, estimator, metric), which may read at run time what its code does
+// not show, the store verifies a stored run at every serve (store.Resumable): it runs the first step again and
 // compares the state after it, and computes the run again, saying so, where they differ.
 func Train(s *store.Store, base *gomlxmodel.Model, loop agentrl.Loop, inputs ...any) (*agentrl.Run, error) {
 	switch {
@@ -88,17 +88,10 @@ func Train(s *store.Store, base *gomlxmodel.Model, loop agentrl.Loop, inputs ...
 	if err != nil {
 		return nil, fmt.Errorf("runs: Train: %w", err)
 	}
-	compute := func(r *store.Resume) (*agentrl.Run, error) { return train(r, base, loop) }
-	if k.Outside == nil { // the library's code alone: the key holds all of it
-		return store.Resumable(s, k.Key, RunCodec(), compute)
-	}
-	verify := store.Verify{First: func() ([]byte, error) { return firstStep(base, loop) }, Why: outside(k.Outside)}
-	return store.ResumableVerified(s, k.Key, RunCodec(), verify, compute)
-}
-
-// outside says which code from outside the library a key holds.
-func outside(code []string) string {
-	return "the code of " + strings.Join(code, ", ")
+	first := func() ([]byte, error) { return firstStep(base, loop) }
+	return store.Resumable(s, k, RunCodec(), first, func(r *store.Resume) (*agentrl.Run, error) {
+		return train(r, base, loop)
+	})
 }
 
 // firstStep runs loop's first step from base and returns its record (stepRecord).

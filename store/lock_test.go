@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentrl-go/agentrl/codekey"
 )
 
 // lockedAnswer is Cached of v under "locked" in the store at dir/store, whose notices go to notices. Its
@@ -23,7 +25,7 @@ func lockedAnswer(dir string, v int, hold bool, computed *bool, notices io.Write
 		return 0, err
 	}
 	s.Notices = notices
-	return Cached(s, "locked", intCodec, func() (int, error) {
+	return Cached(s, codekey.Keyed{Key: "locked"}, intCodec, func() (int, error) {
 		*computed = true
 		if err := os.WriteFile(filepath.Join(dir, "started"), nil, 0o644); err != nil {
 			return 0, err

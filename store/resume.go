@@ -20,9 +20,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentrl-go/agentrl/codekey"
 )
 
 // ErrInterrupted is wrapped by the error of a resumable computation that stopped on an interrupt after saving
@@ -112,9 +115,30 @@ type Resume struct {
 // Resumable is Cached for a computation that saves its progress through r while it runs: every
 // s.CheckpointEvery of wall time, and at once when the process is interrupted (see r.StepDone), so that, run
 // again, it resumes from the saved state (r.Restore). The checkpoint is removed once the result is stored.
-func Resumable[T any](s *Store, key string, codec Codec[T], compute func(r *Resume) (T, error)) (T, error) {
+//
+// Where k holds code from outside the packages on disk (k.Outside: a notebook cell's loop, environment or
+// estimator), which may read when it runs what its key cannot show, every serve of a stored result, from this
+// process's memory or from disk, and every resumption is verified first: first recomputes the computation's first
+// step and returns a record of it, which must equal the record the computation kept of its own first step
+// (r.FirstStep); on a mismatch, or without a record, one line says the stored result was computed otherwise and
+// which part of the record differs, the result and its progress are removed, and it is computed again. first may
+// be nil only where k.Outside is.
+func Resumable[T any](s *Store, k codekey.Keyed, codec Codec[T], first func() ([]byte, error), compute func(r *Resume) (T, error)) (T, error) {
+	if len(k.Outside) == 0 {
+		return resumable(s, k.Key, codec, compute)
+	}
+	if first == nil {
+		var zero T
+		return zero, fmt.Errorf("store: Resumable(%s): its key holds code from outside the packages on disk (%s), "+
+			"so a stored result is verified by its first step: first is nil", k.Key, strings.Join(k.Outside, ", "))
+	}
+	return resumableVerified(s, k, codec, first, compute)
+}
+
+// resumable is Resumable under the key key, without verification.
+func resumable[T any](s *Store, key string, codec Codec[T], compute func(r *Resume) (T, error)) (T, error) {
 	r := &Resume{store: s, key: key + ".partial"}
-	v, err := Cached(s, key, codec, func() (T, error) {
+	v, err := cached(s, key, codec, func() (T, error) {
 		r.lastSave = time.Now()
 		defer watchInterrupts(r.interrupt)()
 		s.notef("cache: computing %s (an interrupt saves its progress for the next run)\n", key)

@@ -9,10 +9,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/agentrl-go/agentrl/codekey"
 	"github.com/janpfeifer/gonb/cache"
 )
 
@@ -42,10 +44,9 @@ type Store struct {
 	// DefaultCheckpointEvery.
 	CheckpointEvery time.Duration
 
-	dir      string
-	storage  *cache.Storage
-	held     sync.Map // key → the payload of an entry this process loaded or stored
-	verified sync.Map // the keys whose stored result this process verified (ResumableVerified)
+	dir     string
+	storage *cache.Storage
+	held    sync.Map // key → the payload of an entry this process loaded or stored
 }
 
 // notices is where the store's notices go: Notices, or os.Stderr.
@@ -116,23 +117,61 @@ type Codec[T any] struct {
 // A value that could not be stored (a full disk, a read-only cache directory) is still returned: the failure is
 // logged, and the next run computes it again.
 //
-// key must name everything compute reads: make it with codekey.Key from those values (the callers in this
-// module build compute and its key from one value), never by hand.
+// k must name everything compute reads: make it with codekey.KeyOf from those values (the callers in this module
+// build compute and its key from one value), never by hand. Where its code reads what no key can hold (k.Open: an
+// environment variable, a file), there is nothing to verify a stored value against: Cached computes it, logging
+// "cache: computing KEY (its code reads …, which no key can hold): not stored", and neither loads nor stores it.
 //
 // One process computes a key at a time: a process that finds another computing the same key (two notebooks, a
 // notebook and cmd/seeds) logs "cache: waiting for KEY (another process is computing it)" and loads the result
 // once the other has stored it; if the other ends without storing it (killed, failed), it computes it itself.
-func Cached[T any](s *Store, key string, codec Codec[T], compute func() (T, error)) (T, error) {
+func Cached[T any](s *Store, k codekey.Keyed, codec Codec[T], compute func() (T, error)) (T, error) {
+	if len(k.Open) > 0 {
+		return uncached(s, k, codec, compute)
+	}
+	return cached(s, k.Key, codec, compute)
+}
+
+// uncached computes what Cached would store under k without loading or storing it, and returns it as it reads
+// back from its encoding, as Cached does.
+func uncached[T any](s *Store, k codekey.Keyed, codec Codec[T], compute func() (T, error)) (T, error) {
 	var zero T
+	if err := check(s, k.Key, codec.Encode != nil && codec.Decode != nil, compute != nil); err != nil {
+		return zero, err
+	}
+	s.notef("cache: computing %s (its code reads %s, which no key can hold): not stored\n", k.Key,
+		strings.Join(k.Open, ", "))
+	v, err := compute()
+	if err != nil {
+		return zero, err
+	}
+	var payload bytes.Buffer
+	if err := codec.Encode(&payload, v); err != nil {
+		return zero, fmt.Errorf("cache: encode %s: %w", k.Key, err)
+	}
+	return codec.Decode(bytes.NewReader(payload.Bytes()))
+}
+
+// check refuses a call of the store that cannot work, naming what is missing.
+func check(s *Store, key string, codec, compute bool) error {
 	switch {
 	case s == nil:
-		return zero, errors.New("store: Cached: the store is nil: open one with Default or Open")
+		return errors.New("store: the store is nil: open one with Default or Open")
 	case key == "":
-		return zero, errors.New("store: Cached: the key is empty: make one with codekey.Key")
-	case codec.Encode == nil || codec.Decode == nil:
-		return zero, fmt.Errorf("store: Cached(%s): the codec needs both Encode and Decode", key)
-	case compute == nil:
-		return zero, fmt.Errorf("store: Cached(%s): compute is nil", key)
+		return errors.New("store: the key is empty: make one with codekey.KeyOf")
+	case !codec:
+		return fmt.Errorf("store: %s: the codec needs both Encode and Decode", key)
+	case !compute:
+		return fmt.Errorf("store: %s: compute is nil", key)
+	}
+	return nil
+}
+
+// cached is Cached under the key key.
+func cached[T any](s *Store, key string, codec Codec[T], compute func() (T, error)) (T, error) {
+	var zero T
+	if err := check(s, key, codec.Encode != nil && codec.Decode != nil, compute != nil); err != nil {
+		return zero, err
 	}
 	if v, ok := loadLogged(s, key, codec); ok {
 		return v, nil

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentrl-go/agentrl/codekey"
 )
 
 // TestOpenStoreRemovesStaleTemps checks that opening a store removes what killed writes left behind, and only that.
@@ -133,7 +135,7 @@ func cachedInt(t *testing.T, s *Store) {
 
 // cachedAnswer is Cached of 42 under "k", noting in computed whether it computed it.
 func cachedAnswer(s *Store, computed *bool) (int, error) {
-	return Cached(s, "k", intCodec, func() (int, error) { *computed = true; return 42, nil })
+	return Cached(s, codekey.Keyed{Key: "k"}, intCodec, func() (int, error) { *computed = true; return 42, nil })
 }
 
 // answerKey is the key of cachedAnswer's entry.

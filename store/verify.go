@@ -6,89 +6,110 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
+	"strings"
 	"time"
+
+	"github.com/agentrl-go/agentrl/codekey"
 )
 
-// Verifying what a key cannot hold. A key holds the code that computes a result, but code from outside the library
-// (a notebook cell's) may read at run time what its code does not show. Such a computation keeps a record of its
-// first step beside its result, and the store serves the result, or resumes its progress, only after recomputing
-// that step and finding the same record.
+// Verifying what a key cannot hold. A key holds the code that computes a result, but code from outside the packages
+// on disk (a notebook cell's) may read at run time what its code does not show. Such a computation keeps a record
+// of its first step beside its result, and the store serves the result, or resumes its progress, only after
+// recomputing that step and finding the same record: at every serve, so that a change made in the same program
+// (an environment variable set, a file written) is found as one made between programs is.
 
 // recordSuffix ends the key of a verified computation's record of its first step.
 const recordSuffix = ".first-step"
 
-// Verify says how to check a stored result of a computation whose key may not hold everything that determines it.
-type Verify struct {
-	// First recomputes the computation's first step and returns a record of it (a digest of the state after the
-	// step). It must return what the computation's own first step records (Resume.FirstStep) whenever the two
-	// compute the same thing.
-	First func() ([]byte, error)
-	// Why says what the key cannot hold (the code from outside the library it reads), for the line that reports a
-	// stored result computed otherwise.
-	Why string
-}
-
-// ResumableVerified is Resumable for a computation whose key may not hold everything that determines it. Before it
-// serves a stored result or resumes stored progress, once per process and key, it recomputes the first step with
-// v.First and compares it with the record the computation kept (Resume.FirstStep): on a mismatch, or without a
-// record, it notes in one line that the stored result was computed otherwise, naming v.Why, removes the result
-// and its progress, and computes again. The computation must call r.FirstStep after its first step.
-func ResumableVerified[T any](s *Store, key string, codec Codec[T], v Verify, compute func(r *Resume) (T, error)) (T, error) {
+// resumableVerified is Resumable for a key that holds outside code.
+func resumableVerified[T any](s *Store, k codekey.Keyed, codec Codec[T], first func() ([]byte, error), compute func(r *Resume) (T, error)) (T, error) {
 	var zero T
-	if v.First == nil {
-		return zero, fmt.Errorf("store: ResumableVerified(%s): Verify.First is nil", key)
+	why := "the code of " + strings.Join(k.Outside, ", ")
+	if len(k.Open) > 0 {
+		why += ", which reads " + strings.Join(k.Open, ", ")
 	}
-	if err := s.verify(key, v); err != nil {
+	if err := s.verify(k.Key, why, first); err != nil {
 		return zero, err
 	}
-	res, err := Resumable(s, key, codec, func(r *Resume) (T, error) {
-		r.record = key + recordSuffix
+	res, err := resumable(s, k.Key, codec, func(r *Resume) (T, error) {
+		r.record = k.Key + recordSuffix
 		return compute(r)
 	})
 	if err != nil {
 		return res, err
 	}
-	if _, err := loadPayload(s, key+recordSuffix); errors.Is(err, os.ErrNotExist) { // resumed past its first step
-		record, err := v.First()
+	if _, err := loadPayload(s, k.Key+recordSuffix); errors.Is(err, os.ErrNotExist) { // resumed past its first step
+		record, err := first()
 		if err != nil {
 			return zero, err
 		}
-		s.saveRecord(key, record)
+		s.saveRecord(k.Key, record)
 	}
 	return res, nil
 }
 
-// verify checks a stored result or progress of key against v, once per process, and removes them when they fail.
-func (s *Store) verify(key string, v Verify) error {
-	if _, done := s.verified.Load(key); done {
-		return nil
-	}
+// verify checks a stored result or progress of key, whose key cannot hold why, against the record of its first
+// step, recomputed by first, and removes them when they fail.
+func (s *Store) verify(key, why string, first func() ([]byte, error)) error {
 	if !s.has(key) && !s.has(key+".partial") {
-		s.verified.Store(key, true) // nothing stored: what is computed now keeps its own record
-		return nil
+		return nil // nothing stored: what is computed now keeps its own record
 	}
 	start := time.Now()
-	s.notef("cache: verifying %s (its first step again: %s)\n", key, v.Why)
-	got, err := v.First()
+	s.notef("cache: verifying %s (its first step again: %s)\n", key, why)
+	got, err := first()
 	if err != nil {
 		return err
 	}
 	want, err := load(s, key+recordSuffix, recordCodec)
-	switch {
-	case err == nil && bytes.Equal(want, got):
+	if err == nil && bytes.Equal(want, got) {
 		s.notef("cache: verified %s in %s\n", key, time.Since(start).Round(100*time.Millisecond))
-	default:
-		s.notef("cache: %s: the stored run was computed otherwise (its first step differs; the key holds %s, not "+
-			"what it reads at run time): computing it again\n", key, v.Why)
-		for _, k := range []string{key, key + ".partial"} {
-			if err := s.Reset(k); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("store: removing %s: %w", k, err)
+		return nil
+	}
+	differs := "no record of it is stored"
+	if err == nil {
+		differs = RecordDiffers(want, got)
+	}
+	s.notef("cache: %s: the stored run was computed otherwise (its first step differs: %s; the key holds %s, not "+
+		"what it reads at run time): computing it again\n", key, differs, why)
+	for _, k := range []string{key, key + ".partial"} {
+		if err := s.Reset(k); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("store: removing %s: %w", k, err)
+		}
+	}
+	s.saveRecord(key, got)
+	return nil
+}
+
+// RecordDiffers says which part of two records of a first step differs. A record made of named parts ("name=digest"
+// lines) names the parts that differ; any other names none.
+func RecordDiffers(want, got []byte) string {
+	parse := func(b []byte) map[string]string {
+		parts := map[string]string{}
+		for _, line := range strings.Split(string(b), "\n") {
+			if name, digest, ok := strings.Cut(line, "="); ok {
+				parts[name] = digest
 			}
 		}
-		s.saveRecord(key, got)
+		return parts
 	}
-	s.verified.Store(key, true)
-	return nil
+	w, g := parse(want), parse(got)
+	var names []string
+	for name, d := range g {
+		if w[name] != d {
+			names = append(names, name)
+		}
+	}
+	for name := range w {
+		if _, ok := g[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return "the records differ"
+	}
+	sort.Strings(names)
+	return "in " + strings.Join(names, ", ")
 }
 
 // has reports whether key has an entry on disk or in this process.
@@ -107,8 +128,8 @@ func (s *Store) saveRecord(key string, record []byte) {
 	}
 }
 
-// FirstStep records the computation's first step (the record Verify.First recomputes) when its store verifies it
-// (ResumableVerified); otherwise it does nothing.
+// FirstStep records the computation's first step (the record Resumable's first recomputes) when its store
+// verifies it; otherwise it does nothing.
 func (r *Resume) FirstStep(record []byte) {
 	if r.record != "" {
 		r.store.saveRecord(r.record[:len(r.record)-len(recordSuffix)], record)
