@@ -1,5 +1,7 @@
 package codekey
 
+import "time"
+
 // FuncHash is the hash under which Of keys the function the runtime names name whose code starts at line of the Go
 // file src (a function literal is named like pkg.F.func1), with what Of refuses refused.
 func FuncHash(src []byte, name string, line int) (string, error) {
@@ -15,4 +17,31 @@ func FuncHash(src []byte, name string, line int) (string, error) {
 		return "", err
 	}
 	return s.hash(roots), nil
+}
+
+// OpensOf is what the code of the top-level declaration name of the Go file src, and everything it reaches, reads
+// that no key can hold (Keyed.Open).
+func OpensOf(src []byte, name string) ([]string, error) {
+	s, err := parseSource("cell.go", src)
+	if err != nil {
+		return nil, err
+	}
+	return s.opens(s.reach(s.decls[name])), nil
+}
+
+// CodeOf is the code that a key whose code reaches the packages in dirs holds: its digest and packages.
+func CodeOf(dirs ...string) (string, []string, error) {
+	digest, pkgs, _, err := codeOf(dirs)
+	return digest, pkgs, err
+}
+
+// ForgetCode makes this process read the packages on disk again, and take them as built at built (zero: never
+// refused as changed after the build), for tests that edit a copy of the module.
+func ForgetCode(built time.Time) {
+	packagesMu.Lock()
+	packages = map[string]*pkgCode{}
+	packagesMu.Unlock()
+	parsed.Clear()
+	libraryDecls.Clear()
+	builtAt = func() time.Time { return built }
 }

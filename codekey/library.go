@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	goparser "go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -78,6 +77,7 @@ func resolve(importPath string, from *module) string {
 			return d
 		}
 	}
+	moduleOf(ownDir()) // the module that holds this package is known from the start
 	modulesMu.Lock()
 	defer modulesMu.Unlock()
 	best := ""
@@ -139,7 +139,7 @@ func (s *source) showsLibrary(decls []ast.Node) (dir, importPath string) {
 		if d == "" {
 			continue
 		}
-		qualifier := path[strings.LastIndex(path, "/")+1:]
+		qualifier := importName(path)
 		if im.Name != nil {
 			qualifier = im.Name.Name
 		}
@@ -186,10 +186,4 @@ func (s *source) importedDirs(decls []ast.Node) []string {
 		}
 	}
 	return dirs
-}
-
-// fileExists reports whether file exists.
-func fileExists(file string) bool {
-	_, err := os.Stat(file)
-	return err == nil
 }

@@ -110,10 +110,38 @@ func TestMutations(t *testing.T) {
 		{"another variable's initializer", "func run()", "var _ = func() int { settings.Scale = 4; return 0 }()\n\nfunc run()", "assigned"},
 		{"a pointer in an initializer", "func run()", "var alias = &table\n\nfunc run()", "its address taken"},
 		{"run itself counting", "return weights[0]", "table[\"n\"]++\n\treturn weights[0]", "assigned"},
+		{"a bound pointer method", "//EDIT", "f := settings.set\n\tf(4)", "its pointer-receiver method set bound"},
 	} {
 		_, err := codekey.SourceHash(edit(tc.old, tc.new), "run")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+	// Another name for the value: a write through it changes what run reads, which its key cannot hold (Open).
+	for _, tc := range []struct{ name, old, new, want string }{
+		{"an alias written", "//EDIT", "l := weights\n\tl[0] = 0.3", "l, another name for it, at line 46: assigned"},
+		{"a map alias written", "//EDIT", "m := table\n\tm[\"a\"] = 0.3", "m, another name for it"},
+		{"a slice of it written", "//EDIT", "l := weights[1:]\n\tl[0] = 0.3", "another name for it"},
+		{"an alias of an alias", "//EDIT", "l := weights\n\tk := l\n\tk[0] = 0.3", "another name for it"},
+		{"an alias assigned later", "//EDIT", "var l []float64\n\tl = weights\n\tl[0] = 0.3", "another name for it"},
+		{"a range value written", "//EDIT", "for _, w := range [][]float64{weights} {\n\t\tw[0] = 1\n\t}", "another name for it"},
+		{"a struct holding it written", "//EDIT", "c := cfg{Weights: weights}\n\tc.Weights[0] = 1", "another name for it"},
+		{"a pointer to a struct holding it", "//EDIT", "p := &cfg{Weights: weights}\n\tp.Weights[0] = 1", "another name for it"},
+		{"a converted alias", "//EDIT", "l := []float64(weights)\n\tl[0] = 1", "another name for it"},
+		{"stored in a map", "//EDIT", "all := map[int][]float64{}\n\tall[0] = weights", "stored in another value"},
+		{"a package-level alias", "func run()", "var shared = weights\n\nfunc init() { shared[0] = 9 }\n\nfunc run()", "shared, another name for it"},
+		{"returned and written", "func run()", "func get() []float64 { return weights }\n\nfunc run()", "returned by get"},
+	} {
+		src := edit(tc.old, tc.new)
+		if tc.name == "returned and written" {
+			src = []byte(strings.Replace(string(src), "//EDIT", "get()[0] = 1", 1))
+		}
+		open, err := codekey.OpensOf(src, "run")
+		if err != nil || !strings.Contains(strings.Join(open, "; "), tc.want) {
+			t.Errorf("%s: open %q, %v; want it to name %q", tc.name, open, err, tc.want)
+		}
+		if _, err := codekey.SourceHash(src, "run"); err != nil {
+			t.Errorf("%s: refused (%v): a write through another name is verified, not refused", tc.name, err)
 		}
 	}
 	// Reads, and edits the keys of run and of the literals do not hold: the same hashes.
@@ -125,10 +153,16 @@ func TestMutations(t *testing.T) {
 		{"appended elsewhere", "//EDIT", "var all []float64\n\tall = append(all, weights...)\n\t_ = all"},
 		{"copied from", "//EDIT", "dst := make([]float64, 3)\n\tcopy(dst, weights)"},
 		{"a value method bound", "//EDIT", "f := settings.scaled\n\t_ = f"},
+		{"an alias read", "//EDIT", "l := weights\n\t_ = l[0]"},
+		{"a range value read", "//EDIT", "for _, w := range weights {\n\t\t_ = w\n\t}"},
+		{"a struct holding it given to the library", "//EDIT", "_ = agentrl.GRPO{Cfg: agentrl.DefaultRLConfig()}\n\t_ = cfg{Weights: weights}.scaled()"},
 	} {
 		src := edit(tc.old, tc.new)
 		if h, err := codekey.SourceHash(src, "run"); err != nil || h != ref {
 			t.Errorf("%s: %v, changed %v: want the same hash", tc.name, err, h != ref)
+		}
+		if open, _ := codekey.OpensOf(src, "run"); len(open) > 0 {
+			t.Errorf("%s: open %q, want none", tc.name, open)
 		}
 	}
 	// The literals: each keyed by its own code.
@@ -211,5 +245,50 @@ func TestOfLiterals(t *testing.T) {
 	}
 	if k, err := codekey.KeyOf("x", agentrl.AdvantageFunc(agentrl.GroupAdvantages), agentrl.EarlyStop{}); err != nil || k.Outside != nil {
 		t.Errorf("KeyOf(the library's code).Outside = %q, %v: want none", k.Outside, err)
+	}
+}
+
+// TestOpens checks what cell code reads that no key can hold: the world outside its values (an environment
+// variable, a file, the clock, the process's random source), not the standard library's computations.
+func TestOpens(t *testing.T) {
+	const program = `package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentrl-go/agentrl/agentrl"
+)
+
+func helper() string { return os.Getenv("X") }
+
+func run() string {
+	//EDIT
+	return fmt.Sprint(strings.Repeat("a", 2), filepath.Join("a", "b"), agentrl.NewRNG(1), rand.New(rand.NewPCG(1, 2)).IntN(3))
+}
+
+func main() { fmt.Fprintln(os.Stderr, time.Second) }
+`
+	for _, tc := range []struct{ edit, want string }{
+		{"", ""},
+		{"_ = os.Getenv(\"X\")", "os.Getenv"},
+		{"_, _ = os.ReadFile(\"f\")", "os.ReadFile"},
+		{"_ = time.Now()", "time.Now"},
+		{"_ = rand.IntN(3)", "math/rand/v2.IntN"},
+		{"_, _ = filepath.Glob(\"*\")", "path/filepath.Glob"},
+		{"_ = helper()", "os.Getenv"},
+		{"fmt.Fprintln(os.Stdout, time.Second)", ""},
+	} {
+		got, err := codekey.OpensOf([]byte(strings.Replace(program, "//EDIT", tc.edit, 1)), "run")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("%q: open %q, want %q", tc.edit, got, tc.want)
+		}
 	}
 }

@@ -10,8 +10,10 @@ import (
 // What code reads that no key can hold. Code outside the packages on disk is keyed by what it is; what it reads when
 // it runs is keyed only where it is its own code, a package variable no code can change (mutableGlobals), a package
 // on disk, a module's (pinned by go.sum) or a function of the standard library that computes from its arguments
-// alone. Anything else it reads, an environment variable, a file, the clock, the process's random source, is open:
-// a store cannot know from the key whether a stored result is the one this code would compute now.
+// alone. Anything else it reads is open: an environment variable, a file, the clock, the process's random source,
+// and a package variable that code may change through another name for its value (l := x; l[0] = 1: read without
+// types, a copy of a struct counts as another name). A store cannot know from the key whether a stored result is
+// the one this code would compute now.
 
 // pureStd are the packages of the standard library whose functions compute from their arguments alone.
 var pureStd = map[string]bool{"fmt": true, "strings": true, "strconv": true, "math": true, "math/bits": true,
@@ -37,9 +39,20 @@ var (
 	}
 )
 
-// opens names what the declarations reached read that no key can hold, as package.Name, sorted.
+// opens names what the declarations reached read that no key can hold, sorted: a function or variable of the
+// standard library as package.Name, and a package variable that the file may change through another name for its
+// value (mutableGlobals with aliases: l := x; l[0] = 1), with the line and what changes it.
 func (s *source) opens(reached []ast.Node) []string {
 	seen := map[string]bool{}
+	direct := map[string]bool{}
+	for _, name := range s.mutableGlobals(reached, false) {
+		direct[name] = true
+	}
+	for _, name := range s.mutableGlobals(reached, true) {
+		if !direct[name] {
+			seen[name] = true
+		}
+	}
 	for _, d := range reached {
 		ast.Inspect(d, func(n ast.Node) bool {
 			sel, ok := n.(*ast.SelectorExpr)

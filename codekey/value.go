@@ -483,7 +483,7 @@ func (w *walker) fn(v reflect.Value, path string) error {
 // change (mutableGlobals): its value at run time need not be the one its declaration gives, which is what the key
 // holds.
 func (s *source) readsMutable(reached []ast.Node) error {
-	if names := s.mutableGlobals(reached); len(names) > 0 {
+	if names := s.mutableGlobals(reached, false); len(names) > 0 {
 		return fmt.Errorf("the code reads the package variables %s, whose values code other than their "+
 			"declarations may change: declare each once with its value and only read it, or make it a field of the "+
 			"value the run is given", strings.Join(names, ", "))

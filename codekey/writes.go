@@ -12,7 +12,7 @@ import (
 // declaration gives: a variable that some code of the file (any function, init functions and other variables'
 // initializers included, and decls themselves) may change (writes). Each name comes with the line of the first
 // such use and what it does.
-func (s *source) mutableGlobals(decls []ast.Node) []string {
+func (s *source) mutableGlobals(decls []ast.Node, aliases bool) []string {
 	var out []string
 	for _, d := range decls {
 		vs, ok := d.(*ast.ValueSpec)
@@ -23,7 +23,9 @@ func (s *source) mutableGlobals(decls []ast.Node) []string {
 			if n.Obj == nil || n.Name == "_" {
 				continue
 			}
-			if why, at := s.writer(map[*ast.Object]bool{}).uses(n.Obj, s.file, vs); why != "" {
+			w := s.writer(map[*ast.Object]bool{})
+			w.aliases = aliases
+			if why, at := w.uses(n.Obj, s.file, vs); why != "" {
 				out = append(out, fmt.Sprintf("%s (line %d: %s)", n.Name, s.fset.Position(at).Line, why))
 			}
 		}
@@ -45,10 +47,15 @@ type writer struct {
 	s      *source
 	active map[*ast.Object]bool // the parameters, other names and functions being read: a recursive use reads
 	copies map[*ast.Object]bool // the other names of a value (l := x): assigning one as a whole changes only it
+	// the functions whose results are being followed to their calls: a recursive call reads
+	returning map[*ast.FuncDecl]bool
+	// aliases: follow the value to its other names (l := x, T{F: x}, return x) and take a write through one of them
+	// for a write of the variable
+	aliases bool
 }
 
 func (s *source) writer(active map[*ast.Object]bool) *writer {
-	return &writer{s: s, active: active, copies: map[*ast.Object]bool{}}
+	return &writer{s: s, active: active, copies: map[*ast.Object]bool{}, returning: map[*ast.FuncDecl]bool{}}
 }
 
 // uses returns how some use of obj inside scope, outside the declaration decl, may change obj's value, and where;
@@ -128,13 +135,13 @@ func (w *writer) writes(stack []ast.Node, param bool) string {
 		}
 		for k, r := range p.Rhs {
 			if r == path && len(p.Lhs) == len(p.Rhs) {
-				return w.aliasWrites(p.Lhs[k], stack[:i])
+				return w.boundWrites(path, p.Lhs[k], stack[:i])
 			}
 		}
 	case *ast.ValueSpec:
 		for k, v := range p.Values {
 			if v == path && k < len(p.Names) {
-				return w.aliasWrites(p.Names[k], stack[:i])
+				return w.boundWrites(path, p.Names[k], stack[:i])
 			}
 		}
 	case *ast.IncDecStmt:
@@ -151,20 +158,20 @@ func (w *writer) writes(stack []ast.Node, param bool) string {
 	case *ast.CompositeLit, *ast.KeyValueExpr: // the literal holds it: it goes where the literal goes
 		for j := i - 1; j >= 0; j-- {
 			if _, ok := stack[j].(*ast.CompositeLit); ok && stack[j] != path {
-				return w.writes(stack[:j+1], true)
+				return w.flow(stack[:j+1])
 			}
 		}
 	case *ast.UnaryExpr:
 		if p.Op == token.AND {
 			if _, lit := path.(*ast.CompositeLit); lit {
-				return w.writes(stack[:i], true) // &T{…}: a pointer to a new value that holds it
+				return w.flow(stack[:i]) // &T{…}: a pointer to a new value that holds it
 			}
 			return "its address taken"
 		}
 	case *ast.ReturnStmt:
 		return w.returnWrites(stack[:i])
 	case *ast.SendStmt:
-		if p.Value == path {
+		if p.Value == path && w.aliases {
 			return "sent on a channel"
 		}
 	case *ast.CallExpr:
@@ -175,17 +182,40 @@ func (w *writer) writes(stack []ast.Node, param bool) string {
 			return ""
 		}
 		if w.converts(p) {
-			return w.writes(stack[:i], true) // the conversion is the same value under another type
+			return w.flow(stack[:i]) // the conversion is the same value under another type
 		}
 		return w.callWrites(p, path)
 	}
 	return ""
 }
 
+// flow says how code may change a value held by the expression at the top of stack (a literal that holds it, a
+// conversion of it) through what the expression becomes, when the writer follows aliases; otherwise "".
+func (w *writer) flow(stack []ast.Node) string {
+	if !w.aliases {
+		return ""
+	}
+	return w.writes(stack, true)
+}
+
+// boundWrites says how code may change a value whose access path is bound to lhs by the statement at the top of
+// stack: through a method of the file that path names (a method value), or through lhs (aliasWrites).
+func (w *writer) boundWrites(path, lhs ast.Expr, stack []ast.Node) string {
+	if sel, ok := path.(*ast.SelectorExpr); ok {
+		if p, v := w.s.methods(sel.Sel.Name); p || v {
+			return w.methodWrites(sel.Sel.Name, "bound")
+		}
+	}
+	return w.aliasWrites(lhs, stack)
+}
+
 // aliasWrites says how code may change a value through lhs, which the statement at the top of stack makes another
 // name for it (l := x, l = x[1:], var l = x, a range clause's value), or "". A name that is not a variable (m[k] = x,
 // s.f = x) is taken to change it.
 func (w *writer) aliasWrites(lhs ast.Expr, stack []ast.Node) string {
+	if !w.aliases {
+		return ""
+	}
 	id, ok := lhs.(*ast.Ident)
 	if !ok {
 		return "stored in another value"
@@ -211,26 +241,24 @@ func (w *writer) aliasWrites(lhs ast.Expr, stack []ast.Node) string {
 }
 
 // returnWrites says how code may change a value that the return statement at the top of stack returns: through
-// what every call of the function does with its result.
+// what every call of the function or method in the file does with its result (the library's calls keep its
+// contract: they do not change what they are given).
 func (w *writer) returnWrites(stack []ast.Node) string {
+	if !w.aliases {
+		return ""
+	}
 	var fd *ast.FuncDecl
-	for j := len(stack) - 1; j >= 0; j-- {
+	for j := len(stack) - 1; j >= 0 && fd == nil; j-- {
 		if _, ok := stack[j].(*ast.FuncLit); ok {
 			return "returned by a function literal"
 		}
-		if d, ok := stack[j].(*ast.FuncDecl); ok {
-			fd = d
-			break
-		}
+		fd, _ = stack[j].(*ast.FuncDecl)
 	}
-	if fd == nil || fd.Recv != nil || fd.Name.Obj == nil {
-		return "returned by a method"
-	}
-	if w.active[fd.Name.Obj] {
+	if fd == nil || w.returning[fd] {
 		return ""
 	}
-	w.active[fd.Name.Obj] = true
-	defer delete(w.active, fd.Name.Obj)
+	w.returning[fd] = true
+	defer delete(w.returning, fd)
 	why := ""
 	var calls []ast.Node
 	ast.Inspect(w.s.file, func(n ast.Node) bool {
@@ -242,17 +270,26 @@ func (w *writer) returnWrites(stack []ast.Node) string {
 			return true
 		}
 		calls = append(calls, n)
-		if c, ok := n.(*ast.CallExpr); ok {
-			if f, ok := ast.Unparen(c.Fun).(*ast.Ident); ok && f.Obj == fd.Name.Obj {
-				if why = w.writes(calls, true); why != "" {
-					why = fmt.Sprintf("returned by %s, whose result at line %d is %s", fd.Name.Name,
-						w.s.fset.Position(c.Pos()).Line, why)
-				}
+		if c, ok := n.(*ast.CallExpr); ok && w.calls(c, fd) {
+			if why = w.writes(calls, true); why != "" {
+				why = fmt.Sprintf("returned by %s, whose result at line %d is %s", fd.Name.Name,
+					w.s.fset.Position(c.Pos()).Line, why)
 			}
 		}
 		return true
 	})
 	return why
+}
+
+// calls reports whether c may call fd: a call of the function by its name, or of a method with fd's name.
+func (w *writer) calls(c *ast.CallExpr, fd *ast.FuncDecl) bool {
+	switch f := ast.Unparen(c.Fun).(type) {
+	case *ast.Ident:
+		return fd.Recv == nil && f.Obj != nil && f.Obj == fd.Name.Obj
+	case *ast.SelectorExpr:
+		return fd.Recv != nil && f.Sel.Name == fd.Name.Name
+	}
+	return false
 }
 
 // converts reports whether c converts its argument to a type that may share its contents (a named type, a slice,
@@ -406,7 +443,7 @@ func isBasicType(name string) bool {
 func (s *source) importPath(name string) string {
 	for _, im := range s.file.Imports {
 		p := strings.Trim(im.Path.Value, `"`)
-		n := p[strings.LastIndex(p, "/")+1:]
+		n := importName(p)
 		if im.Name != nil {
 			n = im.Name.Name
 		}
@@ -431,4 +468,15 @@ func (s *source) methods(name string) (pointer, value bool) {
 		}
 	}
 	return pointer, value
+}
+
+// importName is the name a package of import path p is known by when imported without a name: its last element,
+// or the one before a major version (math/rand/v2 is rand).
+func importName(p string) string {
+	elems := strings.Split(p, "/")
+	n := elems[len(elems)-1]
+	if len(elems) > 1 && len(n) > 1 && n[0] == 'v' && strings.Trim(n[1:], "0123456789") == "" {
+		n = elems[len(elems)-2]
+	}
+	return n
 }

@@ -173,8 +173,9 @@ func (e penaltyEnv) NewEnv() (agentrl.Env, error) {
 }
 
 // TestTrainVerifies checks that a run whose code is not the library's is served only after its first step is
-// computed again and matches (once per process), is computed again when it does not, and that a run of the
-// library's code alone is loaded without verification.
+// computed again and matches, at every serve, in a new program and in the same one, and is computed again when it
+// does not: after a change of what the key cannot see (an environment variable) in the same program as in another.
+// A run of the library's code alone is loaded without verification.
 func TestTrainVerifies(t *testing.T) {
 	base, loop := setup(t)
 	loop.Env = penaltyEnv{loop.Cfg}
@@ -185,7 +186,7 @@ func TestTrainVerifies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reopen := func() *store.Store { // another program: nothing verified yet
+	reopen := func() *store.Store { // another program
 		t.Helper()
 		log.Reset()
 		again, err := store.Open(s.Dir())
@@ -201,21 +202,31 @@ func TestTrainVerifies(t *testing.T) {
 		t.Fatalf("the same run again: %v, log %q: want it verified and loaded, bit-identical", err, log.String())
 	}
 	log.Reset()
-	if _, err := runs.Train(again, base, loop); err != nil || strings.Contains(log.String(), "verif") {
-		t.Errorf("a third time in one process: %v, log %q: want it loaded without verifying again", err, log.String())
+	if _, err := runs.Train(again, base, loop); err != nil || !strings.Contains(log.String(), "cache: verified") ||
+		!strings.Contains(log.String(), "which reads os.Getenv") {
+		t.Errorf("a third time in one process: %v, log %q: want it verified again, naming os.Getenv", err, log.String())
 	}
-	again = reopen()
-	t.Setenv("RUNS_TEST_PENALTY", "0.3") // what the key cannot see changes the run
-	other, err := runs.Train(again, base, loop)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(log.String(), "computed otherwise") || !strings.Contains(log.String(), "runs_test.penaltyEnv") ||
-		!strings.Contains(log.String(), "cache: computed train_grpo-") {
-		t.Errorf("a run the key cannot tell apart: log %q, want it computed again, naming penaltyEnv", log.String())
-	}
-	if bytes.Equal(encode(t, other), encode(t, ref)) {
-		t.Error("the run computed again equals the stored one")
+	for _, program := range []string{"the same program", "another program"} {
+		t.Setenv("RUNS_TEST_PENALTY", "0")
+		if _, err := runs.Train(again, base, loop); err != nil {
+			t.Fatal(err)
+		}
+		if program == "another program" {
+			again = reopen()
+		}
+		log.Reset()
+		t.Setenv("RUNS_TEST_PENALTY", "0.3") // what the key cannot see changes the run
+		other, err := runs.Train(again, base, loop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(log.String(), "computed otherwise") || !strings.Contains(log.String(), "runs_test.penaltyEnv") ||
+			!strings.Contains(log.String(), "cache: computed train_grpo-") {
+			t.Errorf("%s: a run the key cannot tell apart: log %q, want it computed again, naming penaltyEnv", program, log.String())
+		}
+		if bytes.Equal(encode(t, other), encode(t, ref)) {
+			t.Errorf("%s: the run computed again equals the stored one", program)
+		}
 	}
 	library := loop
 	library.Env = agentrl.EarlyStop{Cfg: loop.Cfg, MaxInvalid: 1}
