@@ -14,8 +14,10 @@ import (
 // Printed writes to standard output what report writes, stored like a training run: the first program to call it
 // runs report and stores the text under name; a later program (the next cell, the notebook executed again) prints
 // the stored text instead of sampling again. The key holds report's code and all the code it reaches, and parts
-// (codekey.Key): a report that captures a value its code does not determine (a parameter of the function around
-// it) is refused, with a message that says how to make it keyable. Editing the cell's code runs report again.
+// (codekey.KeyOf): a report that captures a value its code does not determine (a parameter of the function around
+// it) is refused, with a message that says how to make it keyable. Editing the cell's code runs report again. A
+// report that reads what no key can hold (an environment variable, a file, a package variable the cell writes
+// through another name) has no stored text to trust: it runs at every call, and its text is not stored.
 func (c *Chapter) Printed(name string, report func(w io.Writer) error, parts ...any) error {
 	return c.printed(os.Stdout, name, report, parts...)
 }

@@ -3,6 +3,7 @@ package ch12
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -65,5 +66,57 @@ func TestPrinted(t *testing.T) {
 	failing := func(io.Writer) error { return fmt.Errorf("probe failed") }
 	if err := ch.printed(io.Discard, "test/failing", failing); err == nil || !strings.Contains(err.Error(), "probe failed") {
 		t.Errorf("a failing report: err = %v", err)
+	}
+}
+
+// probeWords is read by aliasReport and written, through another name, by TestPrintedOpen.
+var probeWords = []string{"first"}
+
+func aliasReport(w io.Writer) error {
+	_, err := fmt.Fprintln(w, "word", probeWords[0])
+	return err
+}
+
+func envReport(w io.Writer) error {
+	_, err := fmt.Fprintln(w, "env", os.Getenv("CH12_TEST_PROBE"))
+	return err
+}
+
+// TestPrintedOpen checks that a report whose code reads what no key can hold (an environment variable, a package
+// variable written through another name) is run at every call, in the same program, and never stored or loaded.
+func TestPrintedOpen(t *testing.T) {
+	t.Setenv(store.Env, t.TempDir())
+	ch, err := Setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notices strings.Builder
+	ch.Store.Notices = &notices
+	print := func(report func(io.Writer) error) string {
+		t.Helper()
+		var out strings.Builder
+		if err := ch.printed(&out, "test/open", report); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	t.Setenv("CH12_TEST_PROBE", "one")
+	if got := print(envReport); got != "env one\n" {
+		t.Errorf("printed %q", got)
+	}
+	t.Setenv("CH12_TEST_PROBE", "two")
+	if got := print(envReport); got != "env two\n" {
+		t.Errorf("after the variable changed in the same program: printed %q, want env two", got)
+	}
+	if got := print(aliasReport); got != "word first\n" {
+		t.Errorf("printed %q", got)
+	}
+	l := probeWords
+	l[0] = "second"
+	if got := print(aliasReport); got != "word second\n" {
+		t.Errorf("after a write through another name: printed %q, want word second", got)
+	}
+	if n := strings.Count(notices.String(), "which no key can hold): not stored"); n != 4 || strings.Contains(notices.String(), "cache: loaded") {
+		t.Errorf("notices %q: want four reports run, none stored or loaded", notices.String())
 	}
 }
