@@ -348,3 +348,19 @@ var buildSettings = sync.OnceValue(func() string {
 	sort.Strings(parts)
 	return strings.Join(parts, " ")
 })
+
+// Code is the digest of the code that a key whose code reaches the packages importPaths (Keyed.Packages) holds, as
+// the disk has it now: a stored result whose Keyed.Code differs was computed by other code. It fails where a
+// package is not on disk.
+func Code(importPaths []string) (string, error) {
+	var dirs []string
+	for _, p := range importPaths {
+		d := resolve(p, nil)
+		if d == "" {
+			return "", fmt.Errorf("codekey: the package %s is not on disk", p)
+		}
+		dirs = append(dirs, d)
+	}
+	digest, _, _, err := codeOf(dirs)
+	return digest, err
+}

@@ -57,3 +57,30 @@ func flock(fd, how int) error {
 		}
 	}
 }
+
+// tryLock takes the store's lock of key without waiting: busy reports that another process holds it.
+func (s *Store) tryLock(key string) (release func(), busy bool, err error) {
+	path := s.lockPath(key)
+	for {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			return nil, false, fmt.Errorf("cache: lock %s: %w", key, err)
+		}
+		if err := flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return nil, true, nil
+			}
+			return nil, false, fmt.Errorf("cache: lock %s: %w", key, err)
+		}
+		held, errHeld := f.Stat()
+		current, errCurrent := os.Stat(path)
+		if errHeld == nil && errCurrent == nil && os.SameFile(held, current) {
+			return func() {
+				_ = os.Remove(path)
+				f.Close()
+			}, false, nil
+		}
+		f.Close()
+	}
+}

@@ -125,7 +125,7 @@ type Resume struct {
 // be nil only where k.Outside is.
 func Resumable[T any](s *Store, k codekey.Keyed, codec Codec[T], first func() ([]byte, error), compute func(r *Resume) (T, error)) (T, error) {
 	if len(k.Outside) == 0 {
-		return resumable(s, k.Key, codec, compute)
+		return resumable(s, k, codec, compute)
 	}
 	if first == nil {
 		var zero T
@@ -135,10 +135,11 @@ func Resumable[T any](s *Store, k codekey.Keyed, codec Codec[T], first func() ([
 	return resumableVerified(s, k, codec, first, compute)
 }
 
-// resumable is Resumable under the key key, without verification.
-func resumable[T any](s *Store, key string, codec Codec[T], compute func(r *Resume) (T, error)) (T, error) {
+// resumable is Resumable without verification.
+func resumable[T any](s *Store, k codekey.Keyed, codec Codec[T], compute func(r *Resume) (T, error)) (T, error) {
+	key := k.Key
 	r := &Resume{store: s, key: key + ".partial"}
-	v, err := cached(s, key, codec, func() (T, error) {
+	v, err := cached(s, k, codec, func() (T, error) {
 		r.lastSave = time.Now()
 		defer watchInterrupts(r.interrupt)()
 		s.notef("cache: computing %s (an interrupt saves its progress for the next run)\n", key)

@@ -129,7 +129,7 @@ func Cached[T any](s *Store, k codekey.Keyed, codec Codec[T], compute func() (T,
 	if len(k.Open) > 0 {
 		return uncached(s, k, codec, compute)
 	}
-	return cached(s, k.Key, codec, compute)
+	return cached(s, k, codec, compute)
 }
 
 // uncached computes what Cached would store under k without loading or storing it, and returns it as it reads
@@ -167,8 +167,9 @@ func check(s *Store, key string, codec, compute bool) error {
 	return nil
 }
 
-// cached is Cached under the key key.
-func cached[T any](s *Store, key string, codec Codec[T], compute func() (T, error)) (T, error) {
+// cached is Cached of a key whose code reads nothing open.
+func cached[T any](s *Store, k codekey.Keyed, codec Codec[T], compute func() (T, error)) (T, error) {
+	key := k.Key
 	var zero T
 	if err := check(s, key, codec.Encode != nil && codec.Decode != nil, compute != nil); err != nil {
 		return zero, err
@@ -196,7 +197,7 @@ func cached[T any](s *Store, key string, codec Codec[T], compute func() (T, erro
 		return zero, fmt.Errorf("cache: encode %s: %w", key, err)
 	}
 	s.held.Store(key, payload.Bytes())
-	if err := s.save(key, payload.Bytes()); err != nil {
+	if err := s.saveEntry(k, payload.Bytes()); err != nil {
 		s.notef("cache: computed %s in %s but could not store it: %v\n", key,
 			time.Since(start).Round(time.Second), err)
 	} else {
@@ -211,6 +212,7 @@ func loadLogged[T any](s *Store, key string, codec Codec[T]) (T, bool) {
 	if payload, ok := s.held.Load(key); ok {
 		v, err := codec.Decode(bytes.NewReader(payload.([]byte)))
 		if err == nil {
+			s.touch(key)
 			return v, true
 		}
 		s.held.Delete(key)
@@ -223,6 +225,7 @@ func loadLogged[T any](s *Store, key string, codec Codec[T]) (T, bool) {
 	switch {
 	case err == nil:
 		s.held.Store(key, payload)
+		s.touch(key)
 		s.notef("cache: loaded %s\n", key)
 		return v, true
 	case !errors.Is(err, os.ErrNotExist):

@@ -32,7 +32,7 @@ func resumableVerified[T any](s *Store, k codekey.Keyed, codec Codec[T], first f
 	if err := s.verify(k.Key, why, first); err != nil {
 		return zero, err
 	}
-	res, err := resumable(s, k.Key, codec, func(r *Resume) (T, error) {
+	res, err := resumable(s, k, codec, func(r *Resume) (T, error) {
 		r.record = k.Key + recordSuffix
 		return compute(r)
 	})
