@@ -116,7 +116,7 @@ func TestPrintedOpen(t *testing.T) {
 	if got := print(aliasReport); got != "word second\n" {
 		t.Errorf("after a write through another name: printed %q, want word second", got)
 	}
-	if n := strings.Count(notices.String(), "which no key can hold): not stored"); n != 4 || strings.Contains(notices.String(), "cache: loaded") {
+	if n := strings.Count(notices.String(), ", not stored (its code reads"); n != 4 || strings.Contains(notices.String(), "cache: loaded") {
 		t.Errorf("notices %q: want four reports run, none stored or loaded", notices.String())
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 // Status gathers agentrl's notices (lines starting "cache:" or "progress:") into a short block that is redrawn in
 // place: one line that counts the results loaded from the store, one that counts those verified before they were
-// served (store.ResumableVerified), one per result computed (with its time), any
+// served (store.Resumable), one per result computed (with its time), any
 // other notice (a warning, an interrupt) as it came, and a live line for the computation under way. When the
 // work ends the live line goes, and what is left is the summary. It is an io.Writer for a store.Store's
 // Notices; a line that is not a notice is kept as it came.

@@ -102,7 +102,7 @@ var watchInterrupts = func(onInterrupt func()) (stop func()) {
 type Resume struct {
 	store       *Store
 	key         string // the checkpoint entry's key: the result's key + ".partial"
-	record      string // the key of the record of the first step (ResumableVerified), or ""
+	record      string // the key of the record of the first step (a verified Resumable), or ""
 	interrupted atomic.Bool
 
 	mu         sync.Mutex   // guards the fields below: an interrupt saves from a goroutine of its own

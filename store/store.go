@@ -120,7 +120,7 @@ type Codec[T any] struct {
 // k must name everything compute reads: make it with codekey.KeyOf from those values (the callers in this module
 // build compute and its key from one value), never by hand. Where its code reads what no key can hold (k.Open: an
 // environment variable, a file), there is nothing to verify a stored value against: Cached computes it, logging
-// "cache: computing KEY (its code reads …, which no key can hold): not stored", and neither loads nor stores it.
+// "cache: computing KEY (its code reads …, which no key can hold: not stored)", and neither loads nor stores it.
 //
 // One process computes a key at a time: a process that finds another computing the same key (two notebooks, a
 // notebook and cmd/seeds) logs "cache: waiting for KEY (another process is computing it)" and loads the result
@@ -139,12 +139,14 @@ func uncached[T any](s *Store, k codekey.Keyed, codec Codec[T], compute func() (
 	if err := check(s, k.Key, codec.Encode != nil && codec.Decode != nil, compute != nil); err != nil {
 		return zero, err
 	}
-	s.notef("cache: computing %s (its code reads %s, which no key can hold): not stored\n", k.Key,
-		strings.Join(k.Open, ", "))
+	open := strings.Join(k.Open, ", ")
+	s.notef("cache: computing %s (its code reads %s, which no key can hold: not stored)\n", k.Key, open)
+	start := time.Now()
 	v, err := compute()
 	if err != nil {
 		return zero, err
 	}
+	s.notef("cache: computed %s in %s, not stored (its code reads %s)\n", k.Key, time.Since(start).Round(time.Second), open)
 	var payload bytes.Buffer
 	if err := codec.Encode(&payload, v); err != nil {
 		return zero, fmt.Errorf("cache: encode %s: %w", k.Key, err)
