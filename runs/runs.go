@@ -6,7 +6,6 @@ package runs
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -110,17 +109,6 @@ func firstStep(base *gomlxmodel.Model, loop agentrl.Loop) ([]byte, error) {
 		return nil, fmt.Errorf("%s: step 0: %w", Name(loop), err)
 	}
 	return stepRecord(run, src)
-}
-
-// stepRecord is the record of a run's state after a step that a verified store keeps (store.Verify): a digest of
-// everything the run holds then, the weights and optimizer moments after the update, the step's statistics and
-// episode log (what the sampled batch was), and the generator's state (how much the step drew).
-func stepRecord(run *agentrl.Run, src *rand.PCG) ([]byte, error) {
-	h := sha256.New()
-	if err := encodeState(h, run, src); err != nil {
-		return nil, err
-	}
-	return h.Sum(nil), nil
 }
 
 // train runs loop from base, or from the state r restores.
