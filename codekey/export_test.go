@@ -35,13 +35,13 @@ func CodeOf(dirs ...string) (string, []string, error) {
 	return digest, pkgs, err
 }
 
-// ForgetCode makes this process read the packages on disk again, and take them as built at built (zero: never
-// refused as changed after the build), for tests that edit a copy of the module.
-func ForgetCode(built time.Time) {
+// ForgetCode makes this process read the packages on disk again and take itself for started at start, for tests
+// that edit a copy of the module.
+func ForgetCode(start time.Time) {
 	packagesMu.Lock()
 	packages = map[string]*pkgCode{}
 	packagesMu.Unlock()
 	parsed.Clear()
 	libraryDecls.Clear()
-	builtAt = func() time.Time { return built }
+	started = start
 }

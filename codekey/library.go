@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	goparser "go/parser"
 	"go/token"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -73,7 +74,7 @@ func sourceOf(file string) (*source, error) {
 // module cache.
 func resolve(importPath string, from *module) string {
 	if from != nil {
-		if d := from.dirOf(importPath); d != "" {
+		if d := from.dirOf(importPath); d != "" && isDir(d) {
 			return d
 		}
 	}
@@ -85,11 +86,17 @@ func resolve(importPath string, from *module) string {
 		if m == nil {
 			continue
 		}
-		if d := m.dirOf(importPath); d != "" && len(d) > len(best) {
+		if d := m.dirOf(importPath); d != "" && len(d) > len(best) && isDir(d) {
 			best = d
 		}
 	}
 	return best
+}
+
+// isDir reports whether dir is a directory.
+func isDir(dir string) bool {
+	st, err := os.Stat(dir)
+	return err == nil && st.IsDir()
 }
 
 var libraryDecls sync.Map // a package's directory → map[name]map[declaration hash]bool

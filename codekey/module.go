@@ -124,7 +124,7 @@ func inGoroot(dir string) bool {
 type pkgCode struct {
 	hash    string   // of its files' tokens, tests excluded, and of the files it embeds
 	imports []string // the import paths of its files
-	newest  time.Time
+	files   []string // the files it was read from
 	err     error
 }
 
@@ -133,7 +133,9 @@ var (
 	packages   = map[string]*pkgCode{} // a package's directory → its code, read once per process
 )
 
-// packageCode reads and hashes the package in dir, once per process.
+// packageCode reads and hashes the package in dir, once per process, and fails where the package changed on disk
+// since this program started: the program's code is then not the disk's. (A package read before such a change keeps
+// the code it was read with: the program's.)
 func packageCode(dir string) *pkgCode {
 	packagesMu.Lock()
 	defer packagesMu.Unlock()
@@ -141,6 +143,11 @@ func packageCode(dir string) *pkgCode {
 		return p
 	}
 	p := readPackage(dir)
+	if p.err == nil {
+		if err := unchanged(dir, p); err != nil {
+			p = &pkgCode{err: err}
+		}
+	}
 	packages[dir] = p
 	return p
 }
@@ -189,12 +196,8 @@ func readPackage(dir string) *pkgCode {
 	return p
 }
 
-// note records file's modification time.
-func (p *pkgCode) note(file string) {
-	if st, err := os.Stat(file); err == nil && st.ModTime().After(p.newest) {
-		p.newest = st.ModTime()
-	}
-}
+// note records that the package was read from file.
+func (p *pkgCode) note(file string) { p.files = append(p.files, file) }
 
 // embedPatterns are the patterns of the //go:embed directives of the Go source src.
 func embedPatterns(src []byte) []string {
@@ -247,10 +250,10 @@ func (p *pkgCode) hashEmbedded(h interface{ Write([]byte) (int, error) }, dir st
 }
 
 // codeOf is the code of the packages in roots (directories of packages on disk) and of every package on disk they
-// import, transitively: a digest, the import paths of those packages in order, and their directories.
+// import, transitively: a digest, the import paths of those packages in order, and their directories in that order.
 // It fails where a package cannot be read, and where a file changed after this program was built (the program
 // runs other code than the disk holds).
-func codeOf(roots []string) (digest string, pkgs []string, reached map[string]bool, err error) {
+func codeOf(roots []string) (digest string, pkgs []string, reached []string, err error) {
 	dirs := map[string]*module{}
 	queue := slices.Clone(roots)
 	for len(queue) > 0 {
@@ -266,11 +269,7 @@ func codeOf(roots []string) (digest string, pkgs []string, reached map[string]bo
 		dirs[dir] = m
 		p := packageCode(dir)
 		if p.err != nil {
-			return "", nil, nil, fmt.Errorf("the code of %s: %w", m.importPath(dir), p.err)
-		}
-		if built := builtAt(); !built.IsZero() && p.newest.After(built) {
-			return "", nil, nil, fmt.Errorf("the code of %s changed after this program was built: run it again "+
-				"(a program computes with the code it was built from)", m.importPath(dir))
+			return "", nil, nil, fmt.Errorf("the code of %s %w", m.importPath(dir), p.err)
 		}
 		for _, im := range p.imports {
 			if d := m.dirOf(im); d != "" {
@@ -279,10 +278,8 @@ func codeOf(roots []string) (digest string, pkgs []string, reached map[string]bo
 		}
 	}
 	byPath := map[string]string{}
-	reached = map[string]bool{}
 	var mods []*module
 	for dir, m := range dirs {
-		reached[dir] = true
 		path := m.importPath(dir)
 		byPath[path] = dir
 		pkgs = append(pkgs, path)
@@ -307,22 +304,46 @@ func codeOf(roots []string) (digest string, pkgs []string, reached map[string]bo
 	}
 	for _, path := range pkgs {
 		fmt.Fprintf(h, "%s\x00%s\x00", path, packageCode(byPath[path]).hash)
+		reached = append(reached, byPath[path])
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16], pkgs, reached, nil
 }
 
-// builtAt is when the running program was built (its executable's modification time), or zero when unknown.
-var builtAt = sync.OnceValue(func() time.Time {
-	exe, err := os.Executable()
+// started is when this program started. A program computes with the code it was built from, which is the code on
+// disk when it started (GoNB and go run build a program just before they start it, and do not build one again
+// whose code is unchanged): a file modified after that is not the program's code.
+var started = time.Now()
+
+// unchanged returns an error, saying which file, when the package in dir that p read has a file modified or added
+// since this program started.
+func unchanged(dir string, p *pkgCode) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
-		return time.Time{}
+		return err
 	}
-	st, err := os.Stat(exe)
-	if err != nil {
-		return time.Time{}
+	var now []string
+	for _, f := range files {
+		if !strings.HasSuffix(f, "_test.go") {
+			now = append(now, f)
+		}
 	}
-	return st.ModTime()
-})
+	for _, f := range now {
+		if !slices.Contains(p.files, f) {
+			return fmt.Errorf("has a new file, %s, since this program started: run it again", filepath.Base(f))
+		}
+	}
+	for _, f := range p.files {
+		st, err := os.Stat(f)
+		if err != nil {
+			return fmt.Errorf("lost %s since this program started: run it again", filepath.Base(f))
+		}
+		if st.ModTime().After(started) {
+			return fmt.Errorf("changed (%s) since this program started: run it again (a program computes with the "+
+				"code it was built from)", filepath.Base(f))
+		}
+	}
+	return nil
+}
 
 // buildSettings are the settings the running program was built with that decide its generated code (the target,
 // the instruction-set level, cgo, build tags, compiler flags, the race detector), and the dependencies a go.work

@@ -145,11 +145,12 @@ func appendTo(t *testing.T, file, text string) {
 // package the edited one does not reach stays. A new file and a new package, once imported, join the key.
 func TestEveryPackageEditRekeys(t *testing.T) {
 	copied := copyModule(t, moduleRoot(t))
-	codekey.ForgetCode(time.Time{})
+	later := time.Now().Add(time.Hour) // this program takes itself for started after every edit
+	codekey.ForgetCode(later)
 	defer codekey.ForgetCode(time.Now())
 	digest := func(rel string) string {
 		t.Helper()
-		codekey.ForgetCode(time.Time{})
+		codekey.ForgetCode(later)
 		d, _, err := codekey.CodeOf(filepath.Join(copied, rel))
 		if err != nil {
 			t.Fatal(err)
@@ -194,7 +195,7 @@ func TestEveryPackageEditRekeys(t *testing.T) {
 		[]byte("package runs\n\nimport \"github.com/agentrl-go/agentrl/internal/probe\"\n\nconst added = probe.P\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	codekey.ForgetCode(time.Time{})
+	codekey.ForgetCode(later)
 	if _, pkgs, _ := codekey.CodeOf(filepath.Join(copied, "runs")); !slices.Contains(pkgs, module+"/internal/probe") {
 		t.Errorf("a newly imported package is not in the key: %v", pkgs)
 	}
@@ -207,12 +208,34 @@ func TestEveryPackageEditRekeys(t *testing.T) {
 	}
 }
 
-// TestChangedAfterBuild checks that a key is refused when its code on disk is newer than the running program.
-func TestChangedAfterBuild(t *testing.T) {
+// TestChangedSinceStart checks that a key is refused when its code on disk changed after the program started and
+// before the program read it, and that a package read before such a change keeps the code it was read with (the
+// program's).
+func TestChangedSinceStart(t *testing.T) {
 	copied := copyModule(t, moduleRoot(t))
-	codekey.ForgetCode(time.Now().Add(-time.Hour))
 	defer codekey.ForgetCode(time.Now())
-	if _, _, err := codekey.CodeOf(filepath.Join(copied, "store")); err == nil || !strings.Contains(err.Error(), "changed after this program was built") {
+	codekey.ForgetCode(time.Now().Add(-time.Hour))
+	if _, _, err := codekey.CodeOf(filepath.Join(copied, "store")); err == nil || !strings.Contains(err.Error(), "since this program started") {
 		t.Errorf("code newer than the program: %v, want a refusal", err)
+	}
+	codekey.ForgetCode(time.Now().Add(time.Second))
+	before, _, err := codekey.CodeOf(filepath.Join(copied, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Minute)
+	appendTo(t, filepath.Join(copied, "store", "store.go"), "\nconst keyEditProbe = 1\n")
+	if err := os.Chtimes(filepath.Join(copied, "store", "store.go"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	if after, _, err := codekey.CodeOf(filepath.Join(copied, "store")); err != nil || after != before {
+		t.Errorf("a package read before an edit: %v, changed %v; want the code it was read with", err, after != before)
+	}
+	appendTo(t, filepath.Join(copied, "ch12", "setup.go"), "\nconst keyEditProbe = 1\n")
+	if err := os.Chtimes(filepath.Join(copied, "ch12", "setup.go"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := codekey.CodeOf(filepath.Join(copied, "ch12")); err == nil || !strings.Contains(err.Error(), "setup.go") {
+		t.Errorf("a package first read after its edit: %v, want a refusal naming setup.go", err)
 	}
 }

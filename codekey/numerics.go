@@ -31,11 +31,11 @@ func Numerics(describe func() (string, error)) {
 }
 
 // numericsOf describes the numerics of the packages in dirs that declared theirs, in order of their directories.
-func numericsOf(dirs map[string]bool) ([]string, error) {
+func numericsOf(dirs []string) ([]string, error) {
 	numerics.Lock()
 	var found []string
-	for dir := range numerics.by {
-		if dirs[dir] {
+	for _, dir := range dirs {
+		if numerics.by[dir] != nil {
 			found = append(found, dir)
 		}
 	}
