@@ -206,13 +206,7 @@ func (w *walker) value(v reflect.Value, path string) error {
 		v = reflect.NewAt(t, unsafe.Pointer(v.UnsafeAddr())).Elem() // an unexported field, read as a value
 	}
 	if t.Kind() == reflect.Pointer && !v.IsNil() && t.Implements(writerTo) && v.CanInterface() {
-		var buf bytes.Buffer
-		if _, err := v.Interface().(io.WriterTo).WriteTo(&buf); err != nil {
-			return fmt.Errorf("%s (%s): %w", path, t, err)
-		}
-		sum := sha256.Sum256(buf.Bytes())
-		w.h.Write(sum[:])
-		return nil
+		return w.written(v.Interface().(io.WriterTo), path)
 	}
 	switch t.Kind() {
 	case reflect.Bool:
@@ -277,6 +271,17 @@ func (w *walker) value(v reflect.Value, path string) error {
 	default: // channels, unsafe pointers, uintptr
 		return fmt.Errorf("%s: a %s cannot be keyed: pass the values it stands for", path, t.Kind())
 	}
+	return nil
+}
+
+// written writes the hash of what v writes of itself.
+func (w *walker) written(v io.WriterTo, path string) error {
+	var buf bytes.Buffer
+	if _, err := v.WriteTo(&buf); err != nil {
+		return fmt.Errorf("%s (%T): %w", path, v, err)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	w.h.Write(sum[:])
 	return nil
 }
 

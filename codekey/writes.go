@@ -95,9 +95,19 @@ func (w *writer) uses(obj *ast.Object, scope, decl ast.Node) (why string, at tok
 // writes says how the use of a variable at the top of stack (an identifier, its parents below it) may change the
 // variable's value, or "" when it only reads it. A param's assignment as a whole changes only its own copy.
 func (w *writer) writes(stack []ast.Node, param bool) string {
-	// path is the access path rooted at the variable: x, x.f, x[i], x[i:j], *x, (x) and their compositions.
-	i := len(stack) - 1
-	path := stack[i].(ast.Expr)
+	path, i := accessPath(stack)
+	if i == 0 {
+		return ""
+	}
+	_, whole := path.(*ast.Ident)
+	return w.useWrites(stack[:i], path, param && whole)
+}
+
+// accessPath is the access path rooted at the variable at the top of stack (x, x.f, x[i], x[i:j], *x, (x) and
+// their compositions) and its index in stack: stack[i-1] is the node that uses it, if i > 0.
+func accessPath(stack []ast.Node) (path ast.Expr, i int) {
+	i = len(stack) - 1
+	path = stack[i].(ast.Expr)
 	for ; i > 0; i-- {
 		var x ast.Expr
 		switch p := stack[i-1].(type) {
@@ -119,15 +129,18 @@ func (w *writer) writes(stack []ast.Node, param bool) string {
 		}
 		path = stack[i-1].(ast.Expr)
 	}
-	if i == 0 {
-		return ""
-	}
-	_, whole := path.(*ast.Ident)
+	return path, i
+}
+
+// useWrites says how the use of path by the node at the top of stack may change the variable; copy says that
+// assigning path changes only a copy (a parameter's, another name's).
+func (w *writer) useWrites(stack []ast.Node, path ast.Expr, copy bool) string {
+	i := len(stack)
 	switch p := stack[i-1].(type) {
 	case *ast.AssignStmt:
 		for _, l := range p.Lhs {
 			if l == path {
-				if p.Tok == token.DEFINE || param && whole {
+				if p.Tok == token.DEFINE || copy {
 					return ""
 				}
 				return "assigned"
@@ -145,11 +158,11 @@ func (w *writer) writes(stack []ast.Node, param bool) string {
 			}
 		}
 	case *ast.IncDecStmt:
-		if !(param && whole) {
+		if !copy {
 			return "assigned"
 		}
 	case *ast.RangeStmt:
-		if p.Tok == token.ASSIGN && (p.Key == path || p.Value == path) && !(param && whole) {
+		if p.Tok == token.ASSIGN && (p.Key == path || p.Value == path) && !copy {
 			return "assigned by a range clause"
 		}
 		if p.X == path && p.Value != nil { // the value variable is another name for each element
