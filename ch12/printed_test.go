@@ -77,13 +77,23 @@ func aliasReport(w io.Writer) error {
 	return err
 }
 
+// probeFile is the file fileReport reads.
+const probeFile = "ch12-test-probe.txt"
+
+func fileReport(w io.Writer) error {
+	b, err := os.ReadFile(probeFile)
+	fmt.Fprintf(w, "file %s\n", b)
+	return err
+}
+
 func envReport(w io.Writer) error {
 	_, err := fmt.Fprintln(w, "env", os.Getenv("CH12_TEST_PROBE"))
 	return err
 }
 
 // TestPrintedOpen checks that a report whose code reads what no key can hold (an environment variable, a package
-// variable written through another name) is run at every call, in the same program, and never stored or loaded.
+// variable written through another name, a file) is run at every call, in the same program, and never stored or
+// loaded.
 func TestPrintedOpen(t *testing.T) {
 	t.Setenv(store.Env, t.TempDir())
 	ch, err := Setup()
@@ -116,7 +126,16 @@ func TestPrintedOpen(t *testing.T) {
 	if got := print(aliasReport); got != "word second\n" {
 		t.Errorf("after a write through another name: printed %q, want word second", got)
 	}
-	if n := strings.Count(notices.String(), ", not stored (its code reads"); n != 4 || strings.Contains(notices.String(), "cache: loaded") {
-		t.Errorf("notices %q: want four reports run, none stored or loaded", notices.String())
+	t.Chdir(t.TempDir())
+	for _, v := range []string{"one", "two"} {
+		if err := os.WriteFile(probeFile, []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := print(fileReport); got != "file "+v+"\n" {
+			t.Errorf("after the file changed in the same program: printed %q, want file %s", got, v)
+		}
+	}
+	if n := strings.Count(notices.String(), ", not stored (its code reads"); n != 6 || strings.Contains(notices.String(), "cache: loaded") {
+		t.Errorf("notices %q: want six reports run, none stored or loaded", notices.String())
 	}
 }

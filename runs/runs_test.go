@@ -172,16 +172,72 @@ func (e penaltyEnv) NewEnv() (agentrl.Env, error) {
 	return agentrl.MakeEnv(cfg)
 }
 
+// fileEnv makes environments whose step penalty it reads from a file: what no key can hold.
+type fileEnv struct {
+	Cfg  agentrl.RLConfig
+	Path string
+}
+
+func (e fileEnv) NewEnv() (agentrl.Env, error) {
+	cfg := e.Cfg
+	if b, err := os.ReadFile(e.Path); err == nil {
+		if p, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64); err == nil {
+			cfg.Reward.StepPenalty = p
+		}
+	}
+	return agentrl.MakeEnv(cfg)
+}
+
 // TestTrainVerifies checks that a run whose code is not the library's is served only after its first step is
 // computed again and matches, at every serve, in a new program and in the same one, and is computed again when it
-// does not: after a change of what the key cannot see (an environment variable) in the same program as in another.
-// A run of the library's code alone is loaded without verification.
+// does not: after a change of what the key cannot see (an environment variable, a file) in the same program as in
+// another. A run of the library's code alone is loaded without verification.
 func TestTrainVerifies(t *testing.T) {
 	base, loop := setup(t)
-	loop.Env = penaltyEnv{loop.Cfg}
+	penaltyFile := filepath.Join(t.TempDir(), "penalty")
+	for _, src := range []struct {
+		name, open string
+		env        agentrl.EnvMaker
+		set        func(string)
+	}{
+		{"an environment variable", "os.Getenv", penaltyEnv{loop.Cfg}, func(v string) { t.Setenv("RUNS_TEST_PENALTY", v) }},
+		{"a file", "os.ReadFile", fileEnv{loop.Cfg, penaltyFile}, func(v string) {
+			if err := os.WriteFile(penaltyFile, []byte(v), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(src.name, func(t *testing.T) {
+			loop := loop
+			loop.Env = src.env
+			verifies(t, base, loop, src.open, src.set)
+		})
+	}
+	var log bytes.Buffer
+	again := open(t, &log)
+	library := loop
+	library.Env = agentrl.EarlyStop{Cfg: loop.Cfg, MaxInvalid: 1}
+	if _, err := runs.Train(again, base, library); err != nil {
+		t.Fatal(err)
+	}
+	log.Reset()
+	reopened, err := store.Open(again.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reopened.Notices = &log
+	if _, err := runs.Train(reopened, base, library); err != nil || strings.Contains(log.String(), "verif") ||
+		!strings.Contains(log.String(), "cache: loaded") {
+		t.Errorf("a run of the library's code: %v, log %q: want it loaded without verification", err, log.String())
+	}
+}
+
+// verifies checks that loop, whose environment reads (through what reads names) the value set gives, is verified at every
+// serve and computed again after set changes it, in the same program and in another.
+func verifies(t *testing.T, base *gomlxmodel.Model, loop agentrl.GRPO, reads string, set func(string)) {
 	var log bytes.Buffer
 	s := open(t, &log)
-	t.Setenv("RUNS_TEST_PENALTY", "0")
+	set("0")
 	ref, err := runs.Train(s, base, loop)
 	if err != nil {
 		t.Fatal(err)
@@ -203,11 +259,11 @@ func TestTrainVerifies(t *testing.T) {
 	}
 	log.Reset()
 	if _, err := runs.Train(again, base, loop); err != nil || !strings.Contains(log.String(), "cache: verified") ||
-		!strings.Contains(log.String(), "which reads os.Getenv") {
-		t.Errorf("a third time in one process: %v, log %q: want it verified again, naming os.Getenv", err, log.String())
+		!strings.Contains(log.String(), "which reads "+reads) {
+		t.Errorf("a third time in one process: %v, log %q: want it verified again, naming %s", err, log.String(), reads)
 	}
 	for _, program := range []string{"the same program", "another program"} {
-		t.Setenv("RUNS_TEST_PENALTY", "0")
+		set("0")
 		if _, err := runs.Train(again, base, loop); err != nil {
 			t.Fatal(err)
 		}
@@ -215,27 +271,17 @@ func TestTrainVerifies(t *testing.T) {
 			again = reopen()
 		}
 		log.Reset()
-		t.Setenv("RUNS_TEST_PENALTY", "0.3") // what the key cannot see changes the run
+		set("0.3") // what the key cannot see changes the run
 		other, err := runs.Train(again, base, loop)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(log.String(), "computed otherwise") || !strings.Contains(log.String(), "runs_test.penaltyEnv") ||
+		if !strings.Contains(log.String(), "computed otherwise (its first step differs: in ") ||
 			!strings.Contains(log.String(), "cache: computed train_grpo-") {
-			t.Errorf("%s: a run the key cannot tell apart: log %q, want it computed again, naming penaltyEnv", program, log.String())
+			t.Errorf("%s: a run the key cannot tell apart: log %q, want it computed again, naming what differs", program, log.String())
 		}
 		if bytes.Equal(encode(t, other), encode(t, ref)) {
 			t.Errorf("%s: the run computed again equals the stored one", program)
 		}
-	}
-	library := loop
-	library.Env = agentrl.EarlyStop{Cfg: loop.Cfg, MaxInvalid: 1}
-	if _, err := runs.Train(again, base, library); err != nil {
-		t.Fatal(err)
-	}
-	again = reopen()
-	if _, err := runs.Train(again, base, library); err != nil || strings.Contains(log.String(), "verif") ||
-		!strings.Contains(log.String(), "cache: loaded") {
-		t.Errorf("a run of the library's code: %v, log %q: want it loaded without verification", err, log.String())
 	}
 }
