@@ -16,7 +16,7 @@ import (
 
 // Status gathers agentrl's notices (lines starting "cache:" or "progress:") into a short block that is redrawn in
 // place: one line that counts the results loaded from the store, one that counts those verified before they were
-// served (store.Resumable), one per result computed (with its time), any
+// served (store.Resumable) and how long that took, one per result computed (with its time), any
 // other notice (a warning, an interrupt) as it came, and a live line for the computation under way. When the
 // work ends the live line goes, and what is left is the summary. It is an io.Writer for a store.Store's
 // Notices; a line that is not a notice is kept as it came.
@@ -24,12 +24,14 @@ type Status struct {
 	show func(text string) // draws the block (text lines joined by "\n"); called with the lock held
 
 	mu       sync.Mutex
-	partial  string   // an incomplete last line
-	loaded   []string // keys loaded from the store, in order, without repeats
-	computed []string // "key in 12s"
-	verified []string // keys whose stored run was verified by its first step
-	notes    []string // other notices, in order
-	live     string   // the computation under way, or ""
+	partial  string        // an incomplete last line
+	loaded   []string      // keys loaded from the store, in order, without repeats
+	computed []string      // "key in 12s"
+	verified []string      // keys whose stored run was verified by its first step, without repeats
+	serves   int           // how many serves were verified
+	verifyIn time.Duration // the time they took
+	notes    []string      // other notices, in order
+	live     string        // the computation under way, or ""
 }
 
 // NewStatus returns a Status that draws its block with show.
@@ -70,7 +72,16 @@ func (s *Status) take(line string) {
 		s.notes = append(s.notes, line) // the summary keeps where the run went on from
 		s.live = line
 	case isCache && strings.HasPrefix(rest, "verified "):
-		s.verified = append(s.verified, strings.Fields(strings.TrimPrefix(rest, "verified "))[0])
+		fields := strings.Fields(strings.TrimPrefix(rest, "verified "))
+		if !slices.Contains(s.verified, fields[0]) {
+			s.verified = append(s.verified, fields[0])
+		}
+		s.serves++
+		if len(fields) == 3 && fields[1] == "in" {
+			if d, err := time.ParseDuration(fields[2]); err == nil {
+				s.verifyIn += d
+			}
+		}
 		s.live = ""
 	case isCache && (strings.HasPrefix(rest, "computing ") || strings.HasPrefix(rest, "waiting ") ||
 		strings.HasPrefix(rest, "verifying ")):
@@ -90,8 +101,12 @@ func (s *Status) text() string {
 	case n > 1:
 		out = append(out, fmt.Sprintf("cache: loaded %d stored results (%s)", n, abbreviate(s.loaded, 3)))
 	}
-	if n := len(s.verified); n > 0 {
-		out = append(out, fmt.Sprintf("cache: verified %d of them by their first step again (%s)", n, abbreviate(s.verified, 3)))
+	switch {
+	case s.serves == 1:
+		out = append(out, fmt.Sprintf("cache: verified %s by its first step again in %s", s.verified[0], s.verifyIn))
+	case s.serves > 1:
+		out = append(out, fmt.Sprintf("cache: verified %d serves of %d by their first step again in %s (%s)", s.serves,
+			len(s.verified), s.verifyIn, abbreviate(s.verified, 3)))
 	}
 	for _, c := range s.computed {
 		out = append(out, "cache: computed "+c)
