@@ -292,3 +292,51 @@ func main() { fmt.Fprintln(os.Stderr, time.Second) }
 		}
 	}
 }
+
+// TestCopies checks that a copy of a variable whose type holds no references (a struct of numbers, the library's
+// configuration) is not another name for it, while a copy of one that holds a slice is.
+func TestCopies(t *testing.T) {
+	const program = `package main
+
+import "github.com/agentrl-go/agentrl/agentrl"
+
+type point struct {
+	X, Y float64
+	N    [2]int
+}
+
+type bag struct{ W []float64 }
+
+var origin = point{X: 1}
+
+var conf = agentrl.DefaultRLConfig()
+
+var tuned = func() agentrl.RLConfig { c := agentrl.DefaultRLConfig(); c.MaxTurns = 3; return c }()
+
+var held = bag{W: []float64{1}}
+
+func adjust(c agentrl.RLConfig) agentrl.RLConfig { c.LR = 1; return c }
+
+func run() float64 { return origin.X + conf.LR + tuned.LR + held.W[0] }
+
+func main() {
+	//EDIT
+}
+`
+	for _, tc := range []struct{ edit, want string }{
+		{"p := origin\n\tp.X = 5\n\tp.N[0] = 1", ""},
+		{"c := conf\n\tc.MaxTurns = 3\n\tc.Reward.StepPenalty = 1", ""},
+		{"c := tuned\n\tc.Seed = 2", ""},
+		{"_ = adjust(conf)", ""},
+		{"_ = []agentrl.RLConfig{conf, tuned}", ""},
+		{"b := held\n\tb.W[0] = 2", "held"},
+	} {
+		open, err := codekey.OpensOf([]byte(strings.Replace(program, "//EDIT", tc.edit, 1)), "run")
+		if err != nil || strings.Join(open, " ") != tc.want && !strings.HasPrefix(strings.Join(open, " "), tc.want+" ") {
+			t.Errorf("%q: open %q, %v; want %q", tc.edit, open, err, tc.want)
+		}
+	}
+	if _, err := codekey.SourceHash([]byte(strings.Replace(program, "//EDIT", "conf.LR = 2", 1)), "run"); err == nil {
+		t.Error("a direct write of a copied-from variable: not refused")
+	}
+}

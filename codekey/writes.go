@@ -169,6 +169,9 @@ func (w *writer) useWrites(stack []ast.Node, path ast.Expr, copy bool) string {
 			return w.aliasWrites(p.Value, stack[:i])
 		}
 	case *ast.CompositeLit, *ast.KeyValueExpr: // the literal holds it: it goes where the literal goes
+		if w.s.isCopy(path) {
+			return "" // the literal holds a copy
+		}
 		for j := i - 1; j >= 0; j-- {
 			if _, ok := stack[j].(*ast.CompositeLit); ok && stack[j] != path {
 				return w.flow(stack[:j+1])
@@ -182,6 +185,9 @@ func (w *writer) useWrites(stack []ast.Node, path ast.Expr, copy bool) string {
 			return "its address taken"
 		}
 	case *ast.ReturnStmt:
+		if w.s.isCopy(path) {
+			return ""
+		}
 		return w.returnWrites(stack[:i])
 	case *ast.SendStmt:
 		if p.Value == path && w.aliases {
@@ -218,6 +224,9 @@ func (w *writer) boundWrites(path, lhs ast.Expr, stack []ast.Node) string {
 		if p, v := w.s.methods(sel.Sel.Name); p || v {
 			return w.methodWrites(sel.Sel.Name, "bound")
 		}
+	}
+	if w.s.isCopy(path) {
+		return "" // lhs holds a copy
 	}
 	return w.aliasWrites(lhs, stack)
 }
@@ -391,6 +400,9 @@ func (w *writer) callWrites(c *ast.CallExpr, path ast.Expr) string {
 		}
 		switch d := f.Obj.Decl.(type) {
 		case *ast.FuncDecl:
+			if s.isCopy(path) {
+				return "" // the parameter is a copy
+			}
 			if why := w.paramWrites(d, arg, len(c.Args)); why != "" {
 				return "given to " + f.Name + ", where it is " + why
 			}
