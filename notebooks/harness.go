@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/agentrl-go/agentrl/internal/tail"
+	"github.com/agentrl-go/agentrl/notebooks/internal/reaper"
 
 	"github.com/agentrl-go/agentrl/internal/section"
 
@@ -333,7 +334,10 @@ func lastLine(s string) string {
 // Execute runs notebook src and writes the executed notebook to dst, its metadata recording the Provenance of
 // the outputs under "agentrl". The kernel runs in src's directory, which GoNB exports to cells as GONB_DIR, so
 // the notebook's link cell finds the repository wherever dst is. The kernel inherits the Runner's environment,
-// so its cell programs compute under this process's Numerics.
+// so its cell programs compute under this process's Numerics. Cancelling ctx stops the script, which shuts the
+// kernel down. Nothing Execute starts outlives it: on Linux the script runs under a watchdog (package reaper) that
+// kills whatever the script leaves when it ends, and the script, the kernel and all they started when this process
+// dies, whatever killed it.
 func (r *Runner) Execute(ctx context.Context, src, dst string) error {
 	src, err := filepath.Abs(src)
 	if err != nil {
@@ -361,11 +365,17 @@ func (r *Runner) Execute(ctx context.Context, src, dst string) error {
 	// included) and writes what ran so far. If the kernel holds our pipes open, give up waiting after a while.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 30 * time.Second
-	setDeathSignal(cmd) // and the same if this process dies (go test's own timeout panics and exits)
 	// One writer for both streams: os/exec then copies them on one goroutine (two would race on tail and Log).
 	var tail tail.Buffer
 	out := io.MultiWriter(r.Log, &tail)
 	cmd.Stdout, cmd.Stderr = out, out
+	// If this process dies, whatever killed it (go test's own timeout panics and exits; SIGKILL), the script's
+	// watchdog kills the script, the kernel and all they started.
+	release, err := reaper.Supervise(cmd)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%v (%v; a long notebook needs a larger `go test -timeout`)", err, ctx.Err())

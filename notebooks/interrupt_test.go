@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentrl-go/agentrl/notebooks/internal/reaper"
 )
 
 //go:embed interrupt.py
@@ -71,7 +73,11 @@ func TestInterruptResumes(t *testing.T) {
 	// folder and stops gopls); SIGKILL, the default, would leave both behind.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 30 * time.Second
-	setDeathSignal(cmd)
+	release, err := reaper.Supervise(cmd) // and if this test dies, kill the script, the kernel and all they started
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("interrupt.py: %v", err)

@@ -17,7 +17,9 @@
 //
 // It exits non-zero if a notebook could not be executed or shows a failure (error output, Go panic, exit status),
 // or if the report fails (a class 1 rule, or a missing line; class 3 rules are judged by seeds, bookreport.Report.JudgeBySeeds). SIGINT or SIGTERM stops it: the running
-// kernels are shut down and nothing more is written.
+// kernels are shut down and nothing more is written. Killed otherwise (SIGKILL included, of it or of its process
+// group), it leaves no process behind on Linux: each notebook's watchdog kills its kernel and all it started
+// (notebooks.Runner.Execute).
 package main
 
 import (
