@@ -16,8 +16,11 @@ import (
 // the stored text instead of sampling again. The key holds report's code and all the code it reaches, and parts
 // (codekey.KeyOf): a report that captures a value its code does not determine (a parameter of the function around
 // it) is refused, with a message that says how to make it keyable. Editing the cell's code runs report again. A
-// report that reads what no key can hold (an environment variable, a file, a package variable the cell writes
-// through another name) has no stored text to trust: it runs at every call, and its text is not stored.
+// report's code reads what the cell's program made of its variables, so its text is stored under the program's
+// code as well (the cell's body, its init code and its package variables: codekey.Keyed.InProgram), and asked for
+// again in the same program it runs again. A report that reads what no key can hold (an environment variable, a
+// file, a package variable the cell writes through another name) has no stored text to trust: it runs at every
+// call, and its text is not stored.
 func (c *Chapter) Printed(name string, report func(w io.Writer) error, parts ...any) error {
 	return c.printed(os.Stdout, name, report, parts...)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/codekey"
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 	"github.com/agentrl-go/agentrl/runs"
 	"github.com/agentrl-go/agentrl/store"
@@ -60,11 +61,12 @@ func TestCriticIsStoredByCode(t *testing.T) {
 		{"another warm-up", otherCritic, func(c agentrl.RLConfig) agentrl.RLConfig { return c }, 2},
 		{"another configuration", freshCritic, func(c agentrl.RLConfig) agentrl.RLConfig { c.Reward.StepPenalty = 0.05; return c }, 3},
 	} {
+		codekey.NewProgram() // each case stands for a program of its own
 		if _, err := ch.Critic(tc.cfg(cfg), tc.warm); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		if n := strings.Count(notices.String(), "cache: computed"); n != tc.calls {
-			t.Errorf("%s: %d warm-ups so far, want %d", tc.name, n, tc.calls)
+			t.Errorf("%s: %d warm-ups so far, want %d\n%s", tc.name, n, tc.calls, notices.String())
 		}
 	}
 }

@@ -45,3 +45,15 @@ func ForgetCode(start time.Time) {
 	libraryDecls.Clear()
 	started = start
 }
+
+// ProgramOf is the digest of the code that the program in the Go file src runs around outside code declared in it,
+// and what that code reads that no key can hold (Keyed.InProgram, Keyed.ProgramOpen).
+func ProgramOf(src []byte) (string, []string, error) {
+	s, err := parseSource("cell.go", src)
+	if err != nil {
+		return "", nil, err
+	}
+	f := &found{roots: map[string]bool{}, sources: []*source{s}}
+	program, open := f.program()
+	return program, open, nil
+}

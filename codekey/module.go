@@ -30,8 +30,28 @@ import (
 // version. The packages are found from the import graph on disk, so no list names them: a new package, a new file
 // or a new import joins every key whose code reaches it.
 
-// module is a Go module whose source is on disk: its root directory (with go.mod) and its path.
-type module struct{ root, path string }
+// module is a Go module whose source is on disk: its root directory (with go.mod), its path, and the modules its
+// go.mod replaces by directories (a module path → its directory).
+type module struct {
+	root, path string
+	replaced   map[string]string
+}
+
+// importDir is the directory on disk of the package importPath that code of m imports: one of m's, or of a module
+// m's go.mod replaces by a directory; "" for any other.
+func (m *module) importDir(importPath string) string {
+	if d := m.dirOf(importPath); d != "" {
+		return d
+	}
+	for path, dir := range m.replaced {
+		if importPath == path || strings.HasPrefix(importPath, path+"/") {
+			if r := moduleOf(dir); r != nil {
+				return r.dirOf(r.path + strings.TrimPrefix(importPath, path))
+			}
+		}
+	}
+	return ""
+}
 
 // dirOf is the directory of the package importPath of m, or "" when m does not hold it.
 func (m module) dirOf(importPath string) string {
@@ -84,7 +104,7 @@ func findModule(dir string) *module {
 			if path == "" {
 				return nil
 			}
-			return &module{root: d, path: path}
+			return &module{root: d, path: path, replaced: replacedDirs(data, d)}
 		}
 		if filepath.Dir(d) == d {
 			return nil
@@ -106,6 +126,47 @@ func modulePath(gomod []byte) string {
 		}
 	}
 	return ""
+}
+
+// replacedDirs are the modules that the go.mod file gomod, in the directory root, replaces by directories.
+func replacedDirs(gomod []byte, root string) map[string]string {
+	dirs := map[string]string{}
+	block := false
+	for _, line := range strings.Split(string(gomod), "\n") {
+		line = strings.TrimSpace(line)
+		if i := strings.Index(line, "//"); i >= 0 {
+			line = strings.TrimSpace(line[:i])
+		}
+		switch {
+		case line == "replace (":
+			block = true
+			continue
+		case block && line == ")":
+			block = false
+			continue
+		case !block && strings.HasPrefix(line, "replace "):
+			line = strings.TrimPrefix(line, "replace ")
+		case !block:
+			continue
+		}
+		from, to, ok := strings.Cut(line, "=>")
+		if !ok {
+			continue
+		}
+		old, target := strings.Fields(from), strings.Fields(to)
+		if len(old) == 0 || len(target) != 1 { // a module version (path version) is not a directory
+			continue
+		}
+		dir := target[0]
+		if !strings.HasPrefix(dir, "./") && !strings.HasPrefix(dir, "../") && !filepath.IsAbs(dir) {
+			continue
+		}
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(root, dir)
+		}
+		dirs[old[0]] = filepath.Clean(dir)
+	}
+	return dirs
 }
 
 // goroot is the directory of the standard library's sources, as the runtime names their files.
@@ -272,7 +333,7 @@ func codeOf(roots []string) (digest string, pkgs []string, reached []string, err
 			return "", nil, nil, fmt.Errorf("the code of %s %w", m.importPath(dir), p.err)
 		}
 		for _, im := range p.imports {
-			if d := m.dirOf(im); d != "" {
+			if d := m.importDir(im); d != "" {
 				queue = append(queue, d)
 			}
 		}

@@ -340,3 +340,48 @@ func main() {
 		t.Error("a direct write of a copied-from variable: not refused")
 	}
 }
+
+// TestProgram checks what the key of a result that no first step verifies holds of the program around it: the code
+// that runs from main, init and the package variables, and everything it reaches, but not a declaration nothing
+// runs, a comment, or another cell's body.
+func TestProgram(t *testing.T) {
+	const program = `package main
+
+import (
+	"os"
+
+	"github.com/agentrl-go/agentrl/agentrl"
+)
+
+var rows = []float32{1, 2, 3, 4}
+
+func report() float32 { return rows[0] }
+
+func main() {
+	//EDIT
+	_ = report()
+}
+`
+	ref, open, err := codekey.ProgramOf([]byte(program))
+	if err != nil || len(open) > 0 {
+		t.Fatal(err, open)
+	}
+	for _, tc := range []struct {
+		edit string
+		same bool
+		open string
+	}{
+		{"// a comment", true, ""},
+		{"agentrl.Rows(rows, 2)[0][0] = 9", false, ""},
+		{"_ = os.Getenv(\"X\")", false, "os.Getenv"},
+	} {
+		got, open, err := codekey.ProgramOf([]byte(strings.Replace(program, "//EDIT", tc.edit, 1)))
+		if err != nil || (got == ref) != tc.same || strings.Join(open, " ") != tc.open {
+			t.Errorf("%q: changed %v, open %q, %v; want changed %v, open %q", tc.edit, got != ref, open, err, !tc.same, tc.open)
+		}
+	}
+	unreached := strings.Replace(program, "func main()", "func helper() { rows[1] = 5 }\n\nfunc main()", 1)
+	if got, _, _ := codekey.ProgramOf([]byte(unreached)); got != ref {
+		t.Error("a function nothing runs changed the program's key")
+	}
+}

@@ -22,7 +22,8 @@ var pureStd = map[string]bool{"fmt": true, "strings": true, "strconv": true, "ma
 	"sync": true, "sync/atomic": true, "container/heap": true, "container/list": true, "container/ring": true,
 	"encoding/binary": true, "encoding/json": true, "encoding/gob": true, "encoding/hex": true,
 	"encoding/base64": true, "encoding/csv": true, "hash": true, "hash/fnv": true, "hash/crc32": true,
-	"crypto/sha256": true, "regexp": true, "text/tabwriter": true, "path": true, "html": true}
+	"crypto/sha256": true, "regexp": true, "text/tabwriter": true, "path": true, "html": true, "reflect": true,
+	"testing": true, "context": true, "log": true}
 
 // openStd are, for packages of the standard library whose functions mostly compute from their arguments alone,
 // those that do not; pureIn, for packages that mostly read the world, the names that do not (a generator's

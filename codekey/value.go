@@ -47,6 +47,14 @@ type Keyed struct {
 	// function of the standard library outside those that compute from their arguments alone); nil when there is
 	// none. A store verifies a result with Open code before it serves it, or computes it again.
 	Open []string
+	// InProgram is the key of the result as this program computes it now, for a result whose key holds outside
+	// code and that a store cannot verify (no first step to compute again): Key, the code of the program around
+	// that code (its main and init functions and package variables, with everything they reach: all the code
+	// that can change, before the result is computed, what the outside code reads), and how many times this
+	// process asked for Key with that code before. "" when the key holds no outside code, or when the program's
+	// code reads what no key can hold (ProgramOpen names it).
+	InProgram   string
+	ProgramOpen []string
 }
 
 // KeyOf returns the key of a result that the calling package computes from parts. The key holds the code of the
@@ -64,6 +72,7 @@ func KeyOf(name string, parts ...any) (Keyed, error) {
 			return Keyed{}, fmt.Errorf("%s: %w", name, err)
 		}
 	}
+	program, programOpen := f.program()
 	roots := make([]string, 0, len(f.roots))
 	for dir := range f.roots {
 		roots = append(roots, dir)
@@ -87,8 +96,12 @@ func KeyOf(name string, parts ...any) (Keyed, error) {
 			safe[i] = '_'
 		}
 	}
-	return Keyed{Key: fmt.Sprintf("%s-%s", safe, hex.EncodeToString(h.Sum(nil))[:20]), Name: name, Code: code,
-		Numerics: num, Packages: pkgs, Outside: f.outside, Open: f.open}, nil
+	k := Keyed{Key: fmt.Sprintf("%s-%s", safe, hex.EncodeToString(h.Sum(nil))[:20]), Name: name, Code: code,
+		Numerics: num, Packages: pkgs, Outside: f.outside, Open: f.open, ProgramOpen: programOpen}
+	if program != "" && len(programOpen) == 0 {
+		k.InProgram = inProgram(k.Key, program)
+	}
+	return k, nil
 }
 
 // callerDir is the directory of the package on disk whose code called into this package, or "" when that code is
@@ -157,10 +170,15 @@ type found struct {
 	roots   map[string]bool // the directories of the packages on disk whose code the values name
 	outside []string        // Keyed.Outside
 	open    []string        // Keyed.Open
+	sources []*source       // the files of the outside code
 }
 
-// outsideCode records that the walker wrote the code of what from outside the packages on disk, which reads open.
-func (w *walker) outsideCode(what string, open []string) {
+// outsideCode records that the walker wrote the code of what from outside the packages on disk, declared in s,
+// which reads open.
+func (w *walker) outsideCode(s *source, what string, open []string) {
+	if !slices.Contains(w.found.sources, s) {
+		w.found.sources = append(w.found.sources, s)
+	}
 	if !slices.Contains(w.found.outside, what) {
 		w.found.outside = append(w.found.outside, what)
 	}
@@ -379,7 +397,7 @@ func (w *walker) typeCode(t reflect.Type) (name, code string, err error) {
 	for _, d := range s.importedDirs(reached) {
 		w.found.roots[d] = true
 	}
-	w.outsideCode(name, s.opens(reached))
+	w.outsideCode(s, name, s.opens(reached))
 	return name, s.hash(decls), nil
 }
 
@@ -479,7 +497,7 @@ func (w *walker) fn(v reflect.Value, path string) error {
 	for _, d := range s.importedDirs(reached) {
 		w.found.roots[d] = true
 	}
-	w.outsideCode(where, s.opens(reached))
+	w.outsideCode(s, where, s.opens(reached))
 	w.str(s.hash(roots))
 	return nil
 }

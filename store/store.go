@@ -118,28 +118,36 @@ type Codec[T any] struct {
 // logged, and the next run computes it again.
 //
 // k must name everything compute reads: make it with codekey.KeyOf from those values (the callers in this module
-// build compute and its key from one value), never by hand. Where its code reads what no key can hold (k.Open: an
-// environment variable, a file), there is nothing to verify a stored value against: Cached computes it, logging
-// "cache: computing KEY (its code reads …, which no key can hold: not stored)", and neither loads nor stores it.
+// build compute and its key from one value), never by hand. Where k holds code from outside the packages on disk (a
+// cell's), which reads when it runs what the program made of its variables, the value is stored under
+// k.InProgram, the key with the program's code and the how-manieth call this is. Where that code, or the program's,
+// reads what no key can hold (k.Open, k.ProgramOpen: an environment variable, a file), there is nothing to verify
+// a stored value against: Cached computes it, logging "cache: computing KEY (its code reads …, which no key can
+// hold: not stored)", and neither loads nor stores it.
 //
 // One process computes a key at a time: a process that finds another computing the same key (two notebooks, a
 // notebook and cmd/seeds) logs "cache: waiting for KEY (another process is computing it)" and loads the result
 // once the other has stored it; if the other ends without storing it (killed, failed), it computes it itself.
 func Cached[T any](s *Store, k codekey.Keyed, codec Codec[T], compute func() (T, error)) (T, error) {
-	if len(k.Open) > 0 {
-		return uncached(s, k, codec, compute)
+	switch {
+	case len(k.Open) > 0:
+		return uncached(s, k, codec, compute, k.Open)
+	case len(k.Outside) > 0 && k.InProgram == "":
+		return uncached(s, k, codec, compute, k.ProgramOpen)
+	case len(k.Outside) > 0:
+		k.Key = k.InProgram // what the outside code reads is what the program's code made it
 	}
 	return cached(s, k, codec, compute)
 }
 
 // uncached computes what Cached would store under k without loading or storing it, and returns it as it reads
 // back from its encoding, as Cached does.
-func uncached[T any](s *Store, k codekey.Keyed, codec Codec[T], compute func() (T, error)) (T, error) {
+func uncached[T any](s *Store, k codekey.Keyed, codec Codec[T], compute func() (T, error), reads []string) (T, error) {
 	var zero T
 	if err := check(s, k.Key, codec.Encode != nil && codec.Decode != nil, compute != nil); err != nil {
 		return zero, err
 	}
-	open := strings.Join(k.Open, ", ")
+	open := strings.Join(reads, ", ")
 	s.notef("cache: computing %s (its code reads %s, which no key can hold: not stored)\n", k.Key, open)
 	start := time.Now()
 	v, err := compute()
