@@ -35,18 +35,26 @@ func (s *Store) lock(key string) (release func(), waited bool, err error) {
 			f.Close()
 			return nil, waited, fmt.Errorf("cache: lock %s: %w", key, err)
 		}
-		// A holder removes the file before it releases the lock, so a lock taken on a file that has since been
-		// removed (or replaced) guards nothing: take the current file's.
-		held, errHeld := f.Stat()
-		current, errCurrent := os.Stat(path)
-		if errHeld == nil && errCurrent == nil && os.SameFile(held, current) {
-			return func() {
-				_ = os.Remove(path)
-				f.Close()
-			}, waited, nil
+		if release := current(f, path); release != nil {
+			return release, waited, nil
 		}
-		f.Close()
 	}
+}
+
+// current returns the release of the lock held on f, the file opened at path, if f is still the file at path;
+// otherwise it closes f and returns nil. A holder removes the file before it releases the lock, so a lock taken on
+// a file that has since been removed (or replaced) guards nothing: the caller takes the current file's.
+func current(f *os.File, path string) (release func()) {
+	held, errHeld := f.Stat()
+	now, errNow := os.Stat(path)
+	if errHeld == nil && errNow == nil && os.SameFile(held, now) {
+		return func() {
+			_ = os.Remove(path)
+			f.Close()
+		}
+	}
+	f.Close()
+	return nil
 }
 
 // flock is flock(2), retried when a signal interrupts it.
@@ -73,14 +81,8 @@ func (s *Store) tryLock(key string) (release func(), busy bool, err error) {
 			}
 			return nil, false, fmt.Errorf("cache: lock %s: %w", key, err)
 		}
-		held, errHeld := f.Stat()
-		current, errCurrent := os.Stat(path)
-		if errHeld == nil && errCurrent == nil && os.SameFile(held, current) {
-			return func() {
-				_ = os.Remove(path)
-				f.Close()
-			}, false, nil
+		if release := current(f, path); release != nil {
+			return release, false, nil
 		}
-		f.Close()
 	}
 }
