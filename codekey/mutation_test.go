@@ -254,6 +254,7 @@ func TestOpens(t *testing.T) {
 	const program = `package main
 
 import (
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -282,6 +283,8 @@ func main() { fmt.Fprintln(os.Stderr, time.Second) }
 		{"_, _ = filepath.Glob(\"*\")", "path/filepath.Glob"},
 		{"_ = helper()", "os.Getenv"},
 		{"fmt.Fprintln(os.Stdout, time.Second)", ""},
+		{"flag.Parse()", ""},
+		{"_ = flag.Args()", "flag.Args"},
 	} {
 		got, err := codekey.OpensOf([]byte(strings.Replace(program, "//EDIT", tc.edit, 1)), "run")
 		if err != nil {
