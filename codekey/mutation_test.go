@@ -348,9 +348,11 @@ func main() {
 // that runs from main, init and the package variables, and everything it reaches, but not a declaration nothing
 // runs, a comment, or another cell's body.
 func TestProgram(t *testing.T) {
+	// main begins as GoNB writes every cell's: flag.Parse(), then the cell's body.
 	const program = `package main
 
 import (
+	"flag"
 	"os"
 
 	"github.com/agentrl-go/agentrl/agentrl"
@@ -361,6 +363,7 @@ var rows = []float32{1, 2, 3, 4}
 func report() float32 { return rows[0] }
 
 func main() {
+	flag.Parse()
 	//EDIT
 	_ = report()
 }
