@@ -191,12 +191,13 @@ func pick(probs []float64, rng *rand.Rand) int {
 	return len(probs) - 1
 }
 
-// BaseRun is the training of an RL base agent as a value: the recipe, the tasks and tokenizer its demonstrations
-// are played on, and the environment they are played in (nil: the chapter's EditBudgetEnv with Config.MaxTurns
-// turns, the hidden-test reward and one edit). A reader's Env lets the base agent learn what a
+// BaseRun is the training of an RL base agent as a value: the engine it computes on, the recipe, the tasks and
+// tokenizer its demonstrations are played on, and the environment they are played in (nil: the chapter's
+// EditBudgetEnv with Config.MaxTurns turns, the hidden-test reward and one edit). A reader's Env lets the base agent learn what a
 // reader's environment shows; the scripted calls stay the same, so its environments must answer them and let an
 // episode run Config.MaxTurns turns.
 type BaseRun struct {
+	Engine *gomlxmodel.Engine
 	Config BaseConfig
 	Tasks  []Task
 	Tok    *Tokenizer
@@ -206,6 +207,9 @@ type BaseRun struct {
 // Check returns an error, naming what to change, when b cannot be trained.
 func (b BaseRun) Check() error {
 	var errs []error
+	if b.Engine == nil {
+		errs = append(errs, errors.New("the engine is nil: pass the chapter's (ch12.Chapter.Engine) or one of gomlxmodel.NewEngine"))
+	}
 	if b.Tok == nil {
 		errs = append(errs, errors.New("the tokenizer is nil: pass the chapter's (BuildTokenizer)"))
 	}
@@ -285,12 +289,13 @@ func (b BaseRun) Demonstrations() ([]Trajectory, error) {
 // TrainBase trains a fresh TinyAgent on the demonstrations: c.Steps Adam steps of token-mean cross-entropy on
 // the policy tokens of c.BatchSize demonstrations drawn at random, the learning rate decaying linearly from
 // c.LR to c.LR/10.
-func TrainBase(tasks []Task, tok *Tokenizer, c BaseConfig) (*gomlxmodel.Model, error) {
-	b := BaseRun{Config: c, Tasks: tasks, Tok: tok}
+func TrainBase(eng *gomlxmodel.Engine, tasks []Task, tok *Tokenizer, c BaseConfig) (*gomlxmodel.Model, error) {
+	b := BaseRun{Engine: eng, Config: c, Tasks: tasks, Tok: tok}
 	return b.Train(nil, NewRNG(b.Seed()), 0, nil)
 }
 
-// Train runs steps first to Config.Steps-1 of TrainBase's schedule for b on model (nil: a fresh TinyAgent),
+// Train runs steps first to Config.Steps-1 of TrainBase's schedule for b on model (nil: a fresh TinyAgent on
+// b.Engine),
 // drawing from rng, and calls after (when not nil) after each step with the step's loss; a resumed training passes
 // the model and generator it saved after step first-1. The trained model's optimizer is reset.
 func (b BaseRun) Train(model *gomlxmodel.Model, rng *rand.Rand, first int,
@@ -304,7 +309,7 @@ func (b BaseRun) Train(model *gomlxmodel.Model, rng *rand.Rand, first int,
 		return nil, fmt.Errorf("base agent: %w", err)
 	}
 	if model == nil {
-		if model, err = gomlxmodel.New(gomlxmodel.DefaultConfig(tok.VocabSize()), int64(c.Seed)); err != nil {
+		if model, err = gomlxmodel.New(b.Engine, gomlxmodel.DefaultConfig(tok.VocabSize()), int64(c.Seed)); err != nil {
 			return nil, fmt.Errorf("base agent: %w", err)
 		}
 	}
@@ -334,12 +339,12 @@ func (b BaseRun) Train(model *gomlxmodel.Model, rng *rand.Rand, first int,
 	return model, nil
 }
 
-// MakeRLBase is arl.make_rl_base: the RL base agent for tok, trained with DefaultBaseConfig on the training tasks
-// (minutes: the chapter's notebooks store it, ch12.Chapter.Base).
-func MakeRLBase(tok *Tokenizer) (*gomlxmodel.Model, error) {
+// MakeRLBase is arl.make_rl_base: the RL base agent for tok on eng, trained with DefaultBaseConfig on the
+// training tasks (minutes: the chapter's notebooks store it, ch12.Chapter.Base).
+func MakeRLBase(eng *gomlxmodel.Engine, tok *Tokenizer) (*gomlxmodel.Model, error) {
 	tasks, err := MakeTasks(SplitTrain)
 	if err != nil {
 		return nil, err
 	}
-	return TrainBase(tasks, tok, DefaultBaseConfig())
+	return TrainBase(eng, tasks, tok, DefaultBaseConfig())
 }

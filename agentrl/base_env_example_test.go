@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
 // quietEdits is the chapter's environment with an applied edit's observation cut to "edit applied": the agent no
@@ -49,7 +50,11 @@ func ExampleBaseRun() {
 	}
 	fmt.Println("demonstrations that show an edited line:", showLines(nil), "in the chapter's environment,",
 		showLines(quiet), "in the reader's")
-	b := agentrl.BaseRun{Config: c, Tasks: train, Tok: tok, Env: quiet}
+	eng, err := gomlxmodel.NewEngine(gomlxmodel.EnvOptions()) // what the models compute on
+	if err != nil {
+		panic(err)
+	}
+	b := agentrl.BaseRun{Engine: eng, Config: c, Tasks: train, Tok: tok, Env: quiet}
 	base, err := b.Train(nil, agentrl.NewRNG(b.Seed()), 0, nil)
 	fmt.Println("base agent trained:", base != nil, "error:", err)
 	// Output:

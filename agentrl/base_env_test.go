@@ -96,15 +96,15 @@ func TestBaseEnvDefaultIsBitIdentical(t *testing.T) {
 	tok, train := testSetup(t)
 	c := tinyBase()
 	old := must(c.oldDemonstrations(train, tok))
-	b := BaseRun{Config: c, Tasks: train, Tok: tok}
+	b := BaseRun{Engine: testEngine(), Config: c, Tasks: train, Tok: tok}
 	if !reflect.DeepEqual(must(b.Demonstrations()), old) {
 		t.Fatal("BaseRun's default demonstrations differ from the ones played before BaseRun.Env")
 	}
-	want := modelBytes(t, must(TrainBase(train, tok, c)))
+	want := modelBytes(t, must(TrainBase(testEngine(), train, tok, c)))
 	if got := modelBytes(t, must(b.Train(nil, NewRNG(b.Seed()), 0, nil))); !bytes.Equal(got, want) {
 		t.Error("BaseRun.Train differs from TrainBase")
 	}
-	chapter := BaseRun{Config: c, Tasks: train, Tok: tok, Env: EnvFactory(chapterBaseEnv)}
+	chapter := BaseRun{Engine: testEngine(), Config: c, Tasks: train, Tok: tok, Env: EnvFactory(chapterBaseEnv)}
 	if got := modelBytes(t, must(chapter.Train(nil, NewRNG(chapter.Seed()), 0, nil))); !bytes.Equal(got, want) {
 		t.Error("an Env of the chapter's environment trains another agent")
 	}
@@ -126,11 +126,11 @@ func TestBaseEnvDefaultIsBitIdentical(t *testing.T) {
 	if err := src.UnmarshalBinary(state); err != nil {
 		t.Fatal(err)
 	}
-	model := must(gomlxmodel.ReadModel(bytes.NewReader(saved)))
+	model := must(gomlxmodel.ReadModel(testEngine(), bytes.NewReader(saved)))
 	if got := modelBytes(t, must(b.Train(model, rand.New(src), 1, nil))); !bytes.Equal(got, want) {
 		t.Error("the resumed base training differs from TrainBase")
 	}
-	demos := must(BaseRun{Config: c, Tasks: train, Tok: tok, Env: EnvFactory(briefBaseEnv)}.Demonstrations())
+	demos := must(BaseRun{Engine: testEngine(), Config: c, Tasks: train, Tok: tok, Env: EnvFactory(briefBaseEnv)}.Demonstrations())
 	if reflect.DeepEqual(demos, old) {
 		t.Error("a reader's environment left the demonstrations unchanged")
 	}
@@ -159,9 +159,9 @@ func TestBaseRunRejected(t *testing.T) {
 		b    BaseRun
 		want string
 	}{
-		{"no tokenizer", BaseRun{Config: tinyBase(), Tasks: train}, "the tokenizer is nil"},
-		{"no tasks", BaseRun{Config: tinyBase(), Tok: tok}, "no tasks"},
-		{"invalid config", BaseRun{Config: BaseConfig{}, Tasks: train, Tok: tok}, "Steps = 0"},
+		{"no tokenizer", BaseRun{Engine: testEngine(), Config: tinyBase(), Tasks: train}, "the tokenizer is nil"},
+		{"no tasks", BaseRun{Engine: testEngine(), Config: tinyBase(), Tok: tok}, "no tasks"},
+		{"invalid config", BaseRun{Engine: testEngine(), Config: BaseConfig{}, Tasks: train, Tok: tok}, "Steps = 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := tc.b.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -172,7 +172,7 @@ func TestBaseRunRejected(t *testing.T) {
 			}
 		})
 	}
-	if err := (BaseRun{Config: tinyBase(), Tasks: train, Tok: tok}).Check(); err != nil {
+	if err := (BaseRun{Engine: testEngine(), Config: tinyBase(), Tasks: train, Tok: tok}).Check(); err != nil {
 		t.Errorf("a valid base run: %v", err)
 	}
 }
@@ -204,7 +204,7 @@ func TestBaseConfigValidate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := DefaultBaseConfig()
 			tt.edit(&c)
-			_, err := TrainBase(train, tok, c)
+			_, err := TrainBase(testEngine(), train, tok, c)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want one containing %q", err, tt.want)
 			}

@@ -97,7 +97,7 @@
 //	cfg.reward = make_reward('hidden', ...)    RLConfig.Reward = RewardSpec{Kind, StepPenalty, WrongSubmit, InvalidPenalty}
 //	arl.make_env(cfg)                          MakeEnv(cfg) (Env, error); EnvFactoryOf(cfg); env_factory=... EnvFactory
 //	torch.Generator().manual_seed(s)           NewRNG(s)
-//	arl.make_rl_base(tok)                      MakeRLBase(tok); TrainBase; BaseRun{Config, Tasks, Tok, Env} (stored: runs.Base);
+//	arl.make_rl_base(tok)                      MakeRLBase(eng, tok); TrainBase; BaseRun{Engine, Config, Tasks, Tok, Env} (stored: runs.Base);
 //	                                               (BaseRun.Env: ours, the demonstrations' environment)
 //	arl.make_critic(policy)                    gomlxmodel.NewCritic(policy, seed)
 //	model(ids) / copy.deepcopy(model)          gomlxmodel.Model.Logits / Model.Clone

@@ -53,7 +53,7 @@ func TestDemonstrationsPinned(t *testing.T) {
 		{"rereading", rereading, "411d72eb4e073a874d4d94ebb79fa3afecb62d2c8b928eec1bfdb3023d0454ce"},
 		{"weaker mapping", weaker, "0142850ff948846bfd2e88c2fdc57f9680e9ad500f487a33e9bd46b2c9ac057e"},
 	} {
-		demos, err := BaseRun{Config: c.cfg, Tasks: train, Tok: tok}.Demonstrations()
+		demos, err := BaseRun{Engine: testEngine(), Config: c.cfg, Tasks: train, Tok: tok}.Demonstrations()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -56,14 +56,14 @@ func BenchmarkGRPOStep(b *testing.B) {
 	var sampleExec, sampleNeed, updateExec, updateNeed int64
 	step := func() {
 		t0, c0 := time.Now(), cpuSeconds()
-		se0, sn0 := gomlxmodel.DecodePositions()
+		se0, sn0 := testEngine().DecodePositions()
 		trajs, _, err := SampleStep(policy, nil, train, tok, cfg, rng)
 		if err != nil {
 			b.Fatal(err)
 		}
 		t1, c1 := time.Now(), cpuSeconds()
-		se1, sn1 := gomlxmodel.DecodePositions()
-		ue0, un0 := gomlxmodel.UpdatePositions()
+		se1, sn1 := testEngine().DecodePositions()
+		ue0, un0 := testEngine().UpdatePositions()
 		batch := Collate(trajs, tok.PadID)
 		adv := ComputeAdvantages(batch.Rewards, cfg.GroupSize)
 		if _, err := RLUpdate(policy, batch, BroadcastAdvantages(adv, Rows(batch.ActionMask, batch.T-1)), cfg, rng); err != nil {
@@ -71,7 +71,7 @@ func BenchmarkGRPOStep(b *testing.B) {
 		}
 		sampleS, sampleCPU = sampleS+t1.Sub(t0).Seconds(), sampleCPU+c1-c0
 		updateS, updateCPU = updateS+time.Since(t1).Seconds(), updateCPU+cpuSeconds()-c1
-		ue1, un1 := gomlxmodel.UpdatePositions()
+		ue1, un1 := testEngine().UpdatePositions()
 		sampleExec, sampleNeed = sampleExec+se1-se0, sampleNeed+sn1-sn0
 		updateExec, updateNeed = updateExec+ue1-ue0, updateNeed+un1-un0
 		longest := 0
@@ -91,13 +91,13 @@ func BenchmarkGRPOStep(b *testing.B) {
 	step() // warm-up: compiles the decode and update graphs
 	sampleS, updateS, sampleCPU, updateCPU, tokens, steps, episodes = 0, 0, 0, 0, 0, 0, 0
 	sampleExec, sampleNeed, updateExec, updateNeed = 0, 0, 0, 0
-	g0, d0 := gomlxmodel.CompileStats()
+	g0, d0 := testEngine().CompileStats()
 	b.ResetTimer()
 	for range b.N {
 		step()
 	}
 	n := float64(b.N)
-	g1, d1 := gomlxmodel.CompileStats()
+	g1, d1 := testEngine().CompileStats()
 	b.ReportMetric(float64(g1-g0)/n, "first-calls/op")
 	b.ReportMetric((d1-d0).Seconds()/n, "first-call-s/op")
 	b.ReportMetric(sampleS/n, "sample-s/op")
@@ -117,14 +117,14 @@ func BenchmarkGRPOStep(b *testing.B) {
 // TinyAgent for a vocabulary of vocab words.
 func grpoBenchPolicy(vocab int) (*gomlxmodel.Model, error) {
 	if *grpoPolicy == "" {
-		return gomlxmodel.New(gomlxmodel.DefaultConfig(vocab), 1)
+		return gomlxmodel.New(testEngine(), gomlxmodel.DefaultConfig(vocab), 1)
 	}
 	f, err := os.Open(*grpoPolicy)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	m, err := gomlxmodel.ReadModel(f)
+	m, err := gomlxmodel.ReadModel(testEngine(), f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", *grpoPolicy, err)
 	}

@@ -63,8 +63,8 @@ func WriteRun(w io.Writer, r *Run) error {
 	return nil
 }
 
-// ReadRun reads a run that WriteRun wrote.
-func ReadRun(rd io.Reader) (*Run, error) {
+// ReadRun reads a run that WriteRun wrote, its policy and critic computing on eng.
+func ReadRun(eng *gomlxmodel.Engine, rd io.Reader) (*Run, error) {
 	data, err := io.ReadAll(rd)
 	if err != nil {
 		return nil, err
@@ -84,7 +84,7 @@ func ReadRun(rd io.Reader) (*Run, error) {
 	if err := gob.NewDecoder(bytes.NewReader(sections[0])).Decode(&rec); err != nil {
 		return nil, err
 	}
-	policy, err := gomlxmodel.ReadModel(bytes.NewReader(sections[1]))
+	policy, err := gomlxmodel.ReadModel(eng, bytes.NewReader(sections[1]))
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func ReadRun(rd io.Reader) (*Run, error) {
 		run.Metrics[m.Name] = m.Values
 	}
 	if rec.HasCritic {
-		if run.Critic, err = gomlxmodel.ReadCritic(bytes.NewReader(sections[2])); err != nil {
+		if run.Critic, err = gomlxmodel.ReadCritic(eng, bytes.NewReader(sections[2])); err != nil {
 			return nil, err
 		}
 	}

@@ -3,7 +3,6 @@ package agentrl
 import (
 	"math"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/agentrl-go/agentrl/gomlxmodel"
@@ -23,7 +22,7 @@ func samplerWorkload(t testing.TB) (*gomlxmodel.Model, []Task, *Tokenizer, RLCon
 		t.Fatal(err)
 	}
 	tok := BuildTokenizer(all)
-	policy, err := gomlxmodel.New(gomlxmodel.DefaultConfig(tok.VocabSize()), 1)
+	policy, err := gomlxmodel.New(testEngine(), gomlxmodel.DefaultConfig(tok.VocabSize()), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +39,7 @@ func sampleWith(t testing.TB, steps int, policy *gomlxmodel.Model, train []Task,
 	cfg RLConfig) ([][]Trajectory, int64, int64) {
 	t.Helper()
 	rng := NewRNG(cfg.Seed)
-	e0, n0 := gomlxmodel.DecodePositions()
+	e0, n0 := testEngine().DecodePositions()
 	var out [][]Trajectory
 	for range steps {
 		trajs, _, err := SampleStep(policy, nil, train, tok, cfg, rng)
@@ -49,7 +48,7 @@ func sampleWith(t testing.TB, steps int, policy *gomlxmodel.Model, train []Task,
 		}
 		out = append(out, trajs)
 	}
-	e1, n1 := gomlxmodel.DecodePositions()
+	e1, n1 := testEngine().DecodePositions()
 	return out, e1 - e0, n1 - n0
 }
 
@@ -72,8 +71,7 @@ func TestSamplerPositions(t *testing.T) {
 
 // pureGo reports whether the models run on the pure-Go backend.
 func pureGo() bool {
-	name, err := gomlxmodel.Numerics()
-	return err == nil && strings.Contains(name, "/arch=") // pure Go names its architecture, XLA its processor
+	return testEngine().Numerics().Arch != "" // pure Go names its architecture, XLA its processor
 }
 
 // diffTrajectories describes the first difference between two runs' trajectories (token ids, owners, and the

@@ -15,7 +15,11 @@ func tinySetup() (*gomlxmodel.Model, *agentrl.Tokenizer, []agentrl.Task, agentrl
 	all, _ := agentrl.MakeTasks(agentrl.SplitAll)
 	train, _ := agentrl.MakeTasks(agentrl.SplitTrain)
 	tok := agentrl.BuildTokenizer(all)
-	base, err := gomlxmodel.New(gomlxmodel.Config{Vocab: tok.VocabSize(), MaxLen: agentrl.ContextLen, DModel: 16,
+	eng, err := gomlxmodel.NewEngine(gomlxmodel.EnvOptions()) // what the models compute on
+	if err != nil {
+		panic(err)
+	}
+	base, err := gomlxmodel.New(eng, gomlxmodel.Config{Vocab: tok.VocabSize(), MaxLen: agentrl.ContextLen, DModel: 16,
 		Heads: 2, Layers: 1, MLP: 32}, 3)
 	if err != nil {
 		panic(err)

@@ -196,7 +196,7 @@ func resumedRun(t *testing.T, l Loop, base *Model, stop int) *Run {
 		t.Fatal(err)
 	}
 	saved := runBytes(t, run)
-	run, err = ReadRun(bytes.NewReader(saved))
+	run, err = ReadRun(testEngine(), bytes.NewReader(saved))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -184,7 +184,7 @@ func TestConfigValidate(t *testing.T) {
 func TestFoldKL(t *testing.T) {
 	tok, train := testSetup(t)
 	policy := tinyPolicy(t, tok)
-	other, err := gomlxmodel.New(policy.Config(), 11) // another draw of the same architecture
+	other, err := gomlxmodel.New(testEngine(), policy.Config(), 11) // another draw of the same architecture
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestRLUpdateAnchorsToStart(t *testing.T) {
 // tinyPolicy is a small TinyAgent for fast tests.
 func tinyPolicy(t *testing.T, tok *Tokenizer) *gomlxmodel.Model {
 	t.Helper()
-	m, err := gomlxmodel.New(gomlxmodel.Config{Vocab: tok.VocabSize(), MaxLen: ContextLen, DModel: 16, Heads: 2, Layers: 1, MLP: 32}, 3)
+	m, err := gomlxmodel.New(testEngine(), gomlxmodel.Config{Vocab: tok.VocabSize(), MaxLen: ContextLen, DModel: 16, Heads: 2, Layers: 1, MLP: 32}, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,7 +436,7 @@ func TestBaseDemonstrationsCalibrated(t *testing.T) {
 	tok, train := testSetup(t)
 	c := DefaultBaseConfig()
 	c.MappingDemos = 0
-	demos, err := BaseRun{Config: c, Tasks: train, Tok: tok}.Demonstrations()
+	demos, err := BaseRun{Engine: testEngine(), Config: c, Tasks: train, Tok: tok}.Demonstrations()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,7 +462,7 @@ func TestMappingDemosLearnReadCall(t *testing.T) {
 	readID := tok.Encode(ToolRead)[0]
 	c := DefaultBaseConfig()
 	c.Demos, c.MappingDemos, c.MalformedProb = 0, 20, 0
-	demos, err := BaseRun{Config: c, Tasks: train, Tok: tok}.Demonstrations()
+	demos, err := BaseRun{Engine: testEngine(), Config: c, Tasks: train, Tok: tok}.Demonstrations()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -508,7 +508,7 @@ func TestDemonstrationsReread(t *testing.T) {
 		c := DefaultBaseConfig()
 		c.Demos, c.MappingDemos, c.MalformedProb = 0, 30, 0
 		c.RereadProb = tc.p
-		demos, err := BaseRun{Config: c, Tasks: train, Tok: tok}.Demonstrations()
+		demos, err := BaseRun{Engine: testEngine(), Config: c, Tasks: train, Tok: tok}.Demonstrations()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -538,7 +538,7 @@ func TestDemonstrationsStallOnFailedTest(t *testing.T) {
 		c.SubmitFirstProb, c.SubmitProb, c.MalformedProb = 0, 1, 0
 		c.TestsAfterEdit = []float64{0, 1}
 		c.StallOnFailProb = p
-		demos, err := BaseRun{Config: c, Tasks: train, Tok: tok}.Demonstrations()
+		demos, err := BaseRun{Engine: testEngine(), Config: c, Tasks: train, Tok: tok}.Demonstrations()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -582,7 +582,7 @@ func TestWriteRunWithCritic(t *testing.T) {
 	if err := WriteRun(&first, run); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadRun(bytes.NewReader(first.Bytes()))
+	back, err := ReadRun(testEngine(), bytes.NewReader(first.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -597,7 +597,7 @@ func TestWriteRunWithCritic(t *testing.T) {
 	if back.Base != nil {
 		t.Error("ReadRun read a Base, which WriteRun does not write")
 	}
-	if _, err := ReadRun(bytes.NewReader(first.Bytes()[:first.Len()-1])); err == nil {
+	if _, err := ReadRun(testEngine(), bytes.NewReader(first.Bytes()[:first.Len()-1])); err == nil {
 		t.Error("a truncated run read back without an error")
 	}
 }
@@ -816,7 +816,7 @@ func TestRampedPenalty(t *testing.T) {
 func TestDemonstrationsTestInformedEdits(t *testing.T) {
 	tok, train := testSetup(t)
 	testedShare := func(c BaseConfig) (informed, blind float64) {
-		demos, err := BaseRun{Config: c, Tasks: train, Tok: tok}.Demonstrations()
+		demos, err := BaseRun{Engine: testEngine(), Config: c, Tasks: train, Tok: tok}.Demonstrations()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -970,7 +970,7 @@ func TestEvaluateContextFullIsEvaluate(t *testing.T) {
 	// A base agent of 40 small steps: its calls vary enough for the statistics to tell episodes apart.
 	c := DefaultBaseConfig()
 	c.Demos, c.MappingDemos, c.Steps, c.BatchSize = 256, 256, 40, 16
-	policy, err := TrainBase(train, tok, c)
+	policy, err := TrainBase(testEngine(), train, tok, c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func (c *Chapter) printed(out io.Writer, name string, report func(w io.Writer) e
 	if report == nil {
 		return errors.New("ch12: Printed: report is nil")
 	}
-	key, err := codekey.KeyOf(name, append([]any{report}, parts...)...)
+	key, err := codekey.KeyOf(name, append([]any{report, c.Engine}, parts...)...)
 	if err != nil {
 		return fmt.Errorf("ch12: Printed: %w", err)
 	}

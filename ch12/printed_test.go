@@ -27,11 +27,11 @@ func TestPrinted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy, err := gomlxmodel.New(gomlxmodel.DefaultConfig(ch.Tok.VocabSize()), 3)
+	policy, err := gomlxmodel.New(ch.Engine, gomlxmodel.DefaultConfig(ch.Tok.VocabSize()), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := gomlxmodel.New(gomlxmodel.DefaultConfig(ch.Tok.VocabSize()), 4)
+	other, err := gomlxmodel.New(ch.Engine, gomlxmodel.DefaultConfig(ch.Tok.VocabSize()), 4)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func probeTasks(split string) []agentrl.Task {
 }
 
 func probeModel(seed int64) *gomlxmodel.Model {
-	m, err := gomlxmodel.New(gomlxmodel.DefaultConfig(probeTok.VocabSize()), seed)
+	m, err := gomlxmodel.New(testEngine(), gomlxmodel.DefaultConfig(probeTok.VocabSize()), seed)
 	if err != nil {
 		panic(err)
 	}

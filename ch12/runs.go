@@ -115,7 +115,7 @@ func (c *Chapter) Critic(cfg agentrl.RLConfig, warm WarmFunc) (*gomlxmodel.Criti
 	if err != nil {
 		return nil, fmt.Errorf("ch12: Critic: %w", err)
 	}
-	return store.Cached(c.Store, key, runs.CriticCodec(), func() (*gomlxmodel.Critic, error) {
+	return store.Cached(c.Store, key, runs.CriticCodec(base.Engine()), func() (*gomlxmodel.Critic, error) {
 		return warm(base, c.Train, c.Tok, cfg)
 	})
 }

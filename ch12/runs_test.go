@@ -21,7 +21,7 @@ func testChapter(t *testing.T) *Chapter {
 		t.Fatal(err)
 	}
 	ch.Store.Notices = testWriter{t}
-	base, err := gomlxmodel.New(gomlxmodel.DefaultConfig(ch.Tok.VocabSize()), 3)
+	base, err := gomlxmodel.New(ch.Engine, gomlxmodel.DefaultConfig(ch.Tok.VocabSize()), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestRunKeysHoldEveryValue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := gomlxmodel.New(gomlxmodel.DefaultConfig(ch.Tok.VocabSize()), 4)
+	other, err := gomlxmodel.New(ch.Engine, gomlxmodel.DefaultConfig(ch.Tok.VocabSize()), 4)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ const HeldOutSeed = 7
 
 // Chapter is what every section of the chapter starts from.
 type Chapter struct {
+	Engine       *gomlxmodel.Engine // what every model of the chapter computes on (gomlxmodel.DefaultOptions)
 	Tok          *agentrl.Tokenizer // over every task (training and held-out)
 	Train        []agentrl.Task     // the 20 training tasks
 	HeldOutTasks []agentrl.Task     // the 10 held-out tasks
@@ -35,7 +36,8 @@ type Chapter struct {
 	extra  []string           // words the tokenizer has beyond the tasks' and the gym's (WithWords)
 }
 
-// Setup builds the chapter's tokenizer and tasks and opens the default result store. It trains and loads nothing:
+// Setup makes the chapter's engine from the program's environment (gomlxmodel.DefaultOptions), builds its
+// tokenizer and tasks and opens the default result store. It trains and loads nothing:
 // the base agent is made on the first call of Base. In a GoNB cell program it also makes the Status display the
 // destination of the store's notices and progress lines (its Notices), redrawn every NotebookProgressInterval.
 func Setup() (*Chapter, error) { return SetupWith(agentrl.DefaultBaseConfig()) }
@@ -67,8 +69,12 @@ func SetupIn(s *store.Store, base agentrl.BaseConfig) (*Chapter, error) {
 	if err != nil {
 		return nil, err
 	}
+	eng, err := gomlxmodel.NewEngine(gomlxmodel.DefaultOptions())
+	if err != nil {
+		return nil, err
+	}
 	installStatus(s)
-	c := &Chapter{Tok: agentrl.BuildTokenizer(all), Train: train, HeldOutTasks: heldOut, Store: s}
+	c := &Chapter{Engine: eng, Tok: agentrl.BuildTokenizer(all), Train: train, HeldOutTasks: heldOut, Store: s}
 	return c.WithBase(base)
 }
 
@@ -78,9 +84,10 @@ func (c *Chapter) WithBase(base agentrl.BaseConfig) (*Chapter, error) {
 	if err := base.Validate(); err != nil {
 		return nil, err
 	}
-	with := &Chapter{Tok: c.Tok, Train: c.Train, HeldOutTasks: c.HeldOutTasks, Store: c.Store, recipe: base, extra: c.extra}
+	with := &Chapter{Engine: c.Engine, Tok: c.Tok, Train: c.Train, HeldOutTasks: c.HeldOutTasks, Store: c.Store,
+		recipe: base, extra: c.extra}
 	with.base = sync.OnceValues(func() (*gomlxmodel.Model, error) {
-		return runs.Base(with.Store, agentrl.BaseRun{Config: base, Tasks: with.Train, Tok: with.Tok})
+		return runs.Base(with.Store, agentrl.BaseRun{Engine: with.Engine, Config: base, Tasks: with.Train, Tok: with.Tok})
 	})
 	return with, nil
 }
@@ -118,7 +125,7 @@ func (c *Chapter) BaseIn(env agentrl.EnvMaker) (*gomlxmodel.Model, error) {
 	if env == nil {
 		return c.Base()
 	}
-	return runs.Base(c.Store, agentrl.BaseRun{Config: c.recipe, Tasks: c.Train, Tok: c.Tok, Env: env})
+	return runs.Base(c.Store, agentrl.BaseRun{Engine: c.Engine, Config: c.recipe, Tasks: c.Train, Tok: c.Tok, Env: env})
 }
 
 // Base is the RL base agent (arl.make_rl_base), trained with agentrl.DefaultBaseConfig (SetupWith's recipe) on the

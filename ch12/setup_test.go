@@ -23,7 +23,7 @@ func TestSetupLoadsNothingAndHeldOutIsStored(t *testing.T) {
 	if entries, err := os.ReadDir(ch.Store.Dir()); err != nil || len(entries) != 0 {
 		t.Fatalf("Setup stored or trained something: %v (%v)", entries, err)
 	}
-	policy, err := gomlxmodel.New(gomlxmodel.DefaultConfig(ch.Tok.VocabSize()), 3)
+	policy, err := gomlxmodel.New(ch.Engine, gomlxmodel.DefaultConfig(ch.Tok.VocabSize()), 3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,11 +108,15 @@ func TestOf(t *testing.T) {
 			t.Errorf("%s: one key", tc.name)
 		}
 	}
-	m1, err := gomlxmodel.New(gomlxmodel.DefaultConfig(32), 1)
+	eng, err := gomlxmodel.NewEngine(gomlxmodel.EnvOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	m2, err := gomlxmodel.New(gomlxmodel.DefaultConfig(32), 2)
+	m1, err := gomlxmodel.New(eng, gomlxmodel.DefaultConfig(32), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := gomlxmodel.New(eng, gomlxmodel.DefaultConfig(32), 2)
 	if err != nil {
 		t.Fatal(err)
 	}

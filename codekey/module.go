@@ -183,10 +183,11 @@ func inGoroot(dir string) bool {
 
 // pkgCode is what a key holds of one package on disk.
 type pkgCode struct {
-	hash    string   // of its files' tokens, tests excluded, and of the files it embeds
-	imports []string // the import paths of its files
-	files   []string // the files it was read from
-	err     error
+	hash     string   // of its files' tokens, tests excluded, and of the files it embeds
+	numerics bool     // one of its files carries numericsDirective
+	imports  []string // the import paths of its files
+	files    []string // the files it was read from
+	err      error
 }
 
 var (
@@ -237,6 +238,13 @@ func readPackage(dir string) *pkgCode {
 		f, err := goparser.ParseFile(token.NewFileSet(), file, src, goparser.ImportsOnly|goparser.ParseComments)
 		if err != nil {
 			return &pkgCode{err: err}
+		}
+		for _, cg := range f.Comments {
+			for _, c := range cg.List {
+				if declaresNumerics([]string{c.Text}) {
+					p.numerics = true
+				}
+			}
 		}
 		for _, im := range f.Imports {
 			if path, err := strconv.Unquote(im.Path.Value); err == nil && !seen[path] {

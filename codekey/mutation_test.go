@@ -239,11 +239,11 @@ func TestOfLiterals(t *testing.T) {
 	if _, err := codekey.Of(sign{-1}.estimator()); err == nil || !strings.Contains(err.Error(), "captures s") {
 		t.Errorf("a literal capturing its method's receiver: %v", err)
 	}
-	k, err := codekey.KeyOf("x", plus)
+	k, err := codekey.KeyOf("x", plus, &engine{"test"})
 	if err != nil || len(k.Outside) != 1 || !strings.Contains(k.Outside[0], "function literal") {
 		t.Errorf("KeyOf(a literal).Outside = %q, %v: want the literal", k.Outside, err)
 	}
-	if k, err := codekey.KeyOf("x", agentrl.AdvantageFunc(agentrl.GroupAdvantages), agentrl.EarlyStop{}); err != nil || k.Outside != nil {
+	if k, err := codekey.KeyOf("x", agentrl.AdvantageFunc(agentrl.GroupAdvantages), agentrl.EarlyStop{}, &engine{"test"}); err != nil || k.Outside != nil {
 		t.Errorf("KeyOf(the library's code).Outside = %q, %v: want none", k.Outside, err)
 	}
 }
@@ -389,5 +389,38 @@ func main() {
 	unreached := strings.Replace(program, "func main()", "func helper() { rows[1] = 5 }\n\nfunc main()", 1)
 	if got, _, _ := codekey.ProgramOf([]byte(unreached)); got != ref {
 		t.Error("a function nothing runs changed the program's key")
+	}
+}
+
+// engine stands for an engine a result is computed on: a Numerical value.
+type engine struct{ numerics string }
+
+func (e *engine) NumericsKey() string { return e.numerics }
+
+// TestNumericsFromValues: a key holds the numerics of the Numerical values among its parts and nothing else of
+// them, two numerics make two keys, and a key whose code reaches a package that declares its results depend on
+// numerics (gomlxmodel, through agentrl) is refused when no part says which.
+func TestNumericsFromValues(t *testing.T) {
+	f := agentrl.AdvantageFunc(agentrl.GroupAdvantages)
+	if _, err := codekey.KeyOf("x", f); err == nil || !strings.Contains(err.Error(), "no part says which") {
+		t.Errorf("a key reaching gomlxmodel with no engine: %v, want refused", err)
+	}
+	a, err := codekey.KeyOf("x", f, &engine{"xla/cpu=a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := codekey.KeyOf("x", f, &engine{"xla/cpu=b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Numerics != "xla/cpu=a" || a.Key == b.Key {
+		t.Errorf("numerics %q, keys %s and %s: want the engine's numerics, and two keys", a.Numerics, a.Key, b.Key)
+	}
+	two, err := codekey.KeyOf("x", f, &engine{"b"}, []any{&engine{"a"}, &engine{"b"}})
+	if err != nil || two.Numerics != "a | b" {
+		t.Errorf("engines inside a part: numerics %q, %v; want both, sorted, once each", two.Numerics, err)
+	}
+	if _, err := codekey.KeyOf("x", 3); err != nil {
+		t.Errorf("a key whose code reaches no such package needs no engine: %v", err)
 	}
 }

@@ -1,57 +1,24 @@
 package codekey
 
-import (
-	"path/filepath"
-	"runtime"
-	"sort"
-	"sync"
-)
+import "strings"
 
-// numerics are the descriptions of the packages whose results depend on more than their code.
-var numerics struct {
-	sync.Mutex
-	by map[string]func() (string, error) // a package's directory → its description
-}
+// Numerical is a value whose results depend on more than code and values: on the numerics it computes with (a
+// backend, the processor its code is compiled for, flags read when it was made), which it describes in one line.
+// A key holds the description of every Numerical value among its parts or reached through them, and reads
+// nothing else of such a value but what it writes of itself (io.WriterTo: a model's weights).
+type Numerical interface{ NumericsKey() string }
 
-// Numerics declares that the results of the calling package depend on more than its code: on what describe
-// returns (the backend it computes on, the processor its code is compiled for, flags read at run time). Call it
-// from an init function. Every key whose code reaches the package holds the description, read when the key is made;
-// a key whose description cannot be read is refused.
-func Numerics(describe func() (string, error)) {
-	_, file, _, ok := runtime.Caller(1)
-	if !ok || describe == nil {
-		panic("codekey: Numerics: no caller or no description")
-	}
-	numerics.Lock()
-	defer numerics.Unlock()
-	if numerics.by == nil {
-		numerics.by = map[string]func() (string, error){}
-	}
-	numerics.by[filepath.Dir(file)] = describe
-}
+// numericsDirective marks a package whose results depend on the numerics of the values they are computed with:
+// a key whose code reaches such a package and holds no Numerical value is refused. The directive is a line
+// comment of its own above the package clause of one of the package's files.
+const numericsDirective = "//codekey:numerics"
 
-// numericsOf describes the numerics of the packages in dirs that declared theirs, in order of their directories.
-func numericsOf(dirs []string) ([]string, error) {
-	numerics.Lock()
-	var found []string
-	for _, dir := range dirs {
-		if numerics.by[dir] != nil {
-			found = append(found, dir)
+// declaresNumerics reports whether a file's comments hold the directive.
+func declaresNumerics(comments []string) bool {
+	for _, c := range comments {
+		if strings.TrimSpace(c) == numericsDirective {
+			return true
 		}
 	}
-	sort.Strings(found)
-	describe := make([]func() (string, error), len(found))
-	for i, dir := range found {
-		describe[i] = numerics.by[dir]
-	}
-	numerics.Unlock()
-	out := make([]string, len(describe))
-	for i, f := range describe {
-		d, err := f()
-		if err != nil {
-			return nil, err
-		}
-		out[i] = d
-	}
-	return out, nil
+	return false
 }

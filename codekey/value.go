@@ -9,6 +9,7 @@ import (
 	"go/ast"
 	"go/token"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -36,8 +37,9 @@ type Keyed struct {
 	// packages of its parts' types and functions, and every package on disk they import (with the Go version, the
 	// build settings that decide generated code and the modules' go.mod and go.sum).
 	Code string
-	// Numerics describes what besides code decides the result's bits, as the packages its code reaches declare it
-	// (Numerics); Packages are those packages' import paths.
+	// Numerics describes what besides code decides the result's bits: the descriptions of the Numerical values
+	// among the parts (an engine, a model), sorted, joined by " | "; Packages are the import paths of the packages
+	// the code reaches.
 	Numerics string
 	Packages []string
 	// Outside names each type and function from outside the packages on disk (a notebook cell's, a test's) whose
@@ -59,7 +61,8 @@ type Keyed struct {
 
 // KeyOf returns the key of a result that the calling package computes from parts. The key holds the code of the
 // calling package, of the packages of the parts' types and functions, and of everything they import (Keyed.Code),
-// the numerics those packages declare (Numerics), name, and the value of every part (Of).
+// the numerics of the Numerical values among the parts (Numerical: a key whose code reaches a package that declares
+// its results depend on numerics and holds none is refused), name, and the value of every part (Of).
 func KeyOf(name string, parts ...any) (Keyed, error) {
 	f := &found{roots: map[string]bool{}}
 	if dir := callerDir(); dir != "" {
@@ -82,9 +85,13 @@ func KeyOf(name string, parts ...any) (Keyed, error) {
 	if err != nil {
 		return Keyed{}, fmt.Errorf("%s: %w", name, err)
 	}
-	described, err := numericsOf(dirs)
-	if err != nil {
-		return Keyed{}, fmt.Errorf("%s: the numerics cannot be read: %w", name, err)
+	described := slices.Sorted(maps.Keys(f.numerics))
+	if len(described) == 0 {
+		for _, dir := range dirs {
+			if packageCode(dir).numerics {
+				return Keyed{}, fmt.Errorf("%s: the code reaches %s, whose results depend on the numerics they are computed with, and no part says which: give the engine (or a model) among the parts", name, moduleOf(dir).importPath(dir))
+			}
+		}
 	}
 	num := strings.Join(described, " | ")
 	h := sha256.New()
@@ -167,10 +174,11 @@ type walker struct {
 
 // found is what a walk found besides the values: the code it reaches.
 type found struct {
-	roots   map[string]bool // the directories of the packages on disk whose code the values name
-	outside []string        // Keyed.Outside
-	open    []string        // Keyed.Open
-	sources []*source       // the files of the outside code
+	roots    map[string]bool // the directories of the packages on disk whose code the values name
+	numerics map[string]bool // the descriptions of the Numerical values found
+	outside  []string        // Keyed.Outside
+	open     []string        // Keyed.Open
+	sources  []*source       // the files of the outside code
 }
 
 // outsideCode records that the walker wrote the code of what from outside the packages on disk, declared in s,
@@ -213,7 +221,10 @@ func (w *walker) any(v any, path string) error {
 	return w.value(rv, path)
 }
 
-var writerTo = reflect.TypeFor[io.WriterTo]()
+var (
+	writerTo  = reflect.TypeFor[io.WriterTo]()
+	numerical = reflect.TypeFor[Numerical]()
+)
 
 func (w *walker) value(v reflect.Value, path string) error {
 	t := v.Type()
@@ -222,6 +233,17 @@ func (w *walker) value(v reflect.Value, path string) error {
 	}
 	if v.CanAddr() && !v.CanInterface() {
 		v = reflect.NewAt(t, unsafe.Pointer(v.UnsafeAddr())).Elem() // an unexported field, read as a value
+	}
+	if t.Kind() == reflect.Pointer && !v.IsNil() && t.Implements(numerical) && v.CanInterface() {
+		d := v.Interface().(Numerical).NumericsKey()
+		if w.found.numerics == nil {
+			w.found.numerics = map[string]bool{}
+		}
+		w.found.numerics[d] = true
+		w.str(d)
+		if !t.Implements(writerTo) {
+			return nil
+		}
 	}
 	if t.Kind() == reflect.Pointer && !v.IsNil() && t.Implements(writerTo) && v.CanInterface() {
 		return w.written(v.Interface().(io.WriterTo), path)

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/gomlx/gomlx/backends"
 	_ "github.com/gomlx/gomlx/backends/default" // registers "go" and, where available, "xla"
@@ -53,63 +52,51 @@ import (
 //     differentiated go through dot (layers.go) with hand-written gradients, as does block-causal
 //     attention (chunked.go), whose slices SimpleGo could not differentiate.
 
-// DefaultBackendConfig is the backend configuration used when GOMLX_BACKEND is not set and no PJRT CPU
+// DefaultBackendConfig is the backend configuration an engine uses when its Options name none and no PJRT CPU
 // plugin is installed: the pure-Go backend with an unbounded worker pool (see the hazards above).
 const DefaultBackendConfig = simplego.BackendName + ":parallelism=-1"
 
-var backendOnce = sync.OnceValues(newBackend)
-
-// Backend returns the process-wide GoMLX backend used by every model of this package.
-//
-// When the environment variable GOMLX_BACKEND is set (e.g. "go:ops_sequential", "xla:cpu"), it is honoured
-// as GoMLX would, with two exceptions that avoid its hazards: a bare "go" means DefaultBackendConfig (GoMLX's
-// bounded worker pool can deadlock on 2 CPUs; ask for it with an explicit option), and "xla" or "xla:cpu"
-// without PJRT_PLUGIN_LIBRARY_PATH use the installed plugin instead of downloading one. Otherwise, when `go run ./kernelsetup` installed a PJRT CPU plugin
-// in PJRTDir, the XLA backend runs on it (by absolute path); else the pure-Go backend is used in the safe
-// configuration DefaultBackendConfig. GoMLX is never asked to download the XLA plugin. An XLA backend on a
-// plugin named by absolute path compiles through the executable cache (xlacache.go), unless XLACacheEnv is "off".
-func Backend() (backends.Backend, error) {
-	return backendOnce()
-}
-
-func newBackend() (b backends.Backend, err error) {
-	config := os.Getenv(backends.ConfigEnvVar)
+// newBackend makes the backend o asks for (see Options.Backend) and returns the PJRT plugin file an XLA backend
+// loads, where it is known.
+func newBackend(o Options) (b backends.Backend, plugin string, err error) {
+	config := o.Backend
 	// backends.NewWithConfig panics on an unknown backend name.
 	defer func() {
 		if r := recover(); r != nil {
-			b, err = nil, fmt.Errorf("gomlxmodel: backend %q: %v", config, r)
+			b, plugin, err = nil, "", fmt.Errorf("gomlxmodel: backend %q: %v", config, r)
 		}
 	}()
-	plugin := installedPJRT()
+	installed := installedPJRT(o.PJRTDir)
 	if !XLACompiledIn() {
-		plugin = "" // GoMLX builds its XLA backend only on some platforms (linux/amd64, darwin)
+		installed = "" // GoMLX builds its XLA backend only on some platforms (linux/amd64, darwin)
 	}
 	switch {
-	case config == "" && plugin != "",
-		(config == "xla" || config == "xla:cpu") && plugin != "" && os.Getenv("PJRT_PLUGIN_LIBRARY_PATH") == "":
+	case config == "" && installed != "",
+		(config == "xla" || config == "xla:cpu") && installed != "" && os.Getenv("PJRT_PLUGIN_LIBRARY_PATH") == "":
 		// Setting GOMLX_NO_AUTO_INSTALL or PJRT_PLUGIN_LIBRARY_PATH here would be too late: GoMLX and
 		// go-xla read them in init(). An absolute plugin path skips both the auto-install (a download)
 		// and the search; "shared_buffers" keeps what the plugin name "cpu" would have enabled.
-		loadedPJRT = filepath.Join(plugin, PJRTPluginName)
-		config = "xla:" + loadedPJRT + ",shared_buffers"
+		plugin = filepath.Join(installed, PJRTPluginName)
+		config = "xla:" + plugin + ",shared_buffers"
 	case config == "" || config == simplego.BackendName:
 		config = DefaultBackendConfig
 	}
 	name, opts := splitBackendConfig(config)
 	if name == simplego.BackendName {
-		return newSimpleGo(opts)
+		b, err = newSimpleGo(opts)
+		return b, "", err
 	}
-	if plugin, _, _ := strings.Cut(opts, ","); loadedPJRT == "" && name == "xla" && filepath.IsAbs(plugin) {
-		loadedPJRT = plugin
-	}
-	if plugin, _, _ := strings.Cut(opts, ","); name == "xla" && plugin == loadedPJRT && loadedPJRT != "" {
-		installXLACache(loadedPJRT)
+	if path, _, _ := strings.Cut(opts, ","); name == "xla" && filepath.IsAbs(path) {
+		plugin = path
+		if o.XLACache != "" {
+			installXLACache(plugin, o.XLACache, o.XLACacheMax)
+		}
 	}
 	b, err = backends.NewWithConfig(config)
 	if err != nil {
-		return nil, fmt.Errorf("gomlxmodel: backend %q: %w", config, err)
+		return nil, "", fmt.Errorf("gomlxmodel: backend %q: %w", config, err)
 	}
-	return b, nil
+	return b, plugin, nil
 }
 
 // XLACompiledIn reports whether GoMLX's XLA backend is compiled into this program: GoMLX v0.26 registers it on
@@ -118,23 +105,18 @@ func XLACompiledIn() bool {
 	return slices.Contains(backends.List(), "xla")
 }
 
-// pureGoBackend reports whether Backend is the pure-Go one (SimpleGo), where some schedules differ
-// (Decoder.Step, packed updates).
-func pureGoBackend() bool {
-	b, err := Backend()
-	if err != nil {
-		return false
-	}
+// isPureGo reports whether b is the pure-Go backend (SimpleGo).
+func isPureGo(b backends.Backend) bool {
 	_, ok := b.(*simplego.Backend)
 	return ok
 }
 
 // newSimpleGo builds the pure-Go backend. simplego.New prints a line to stdout when it is given a
 // parallelism option, which every notebook cell that first touches a model would show; stdout is
-// silenced while it runs (once per process, before any model exists). It does so by swapping the
+// silenced while it runs (when an engine is made, before it has models). It does so by swapping the
 // process-wide os.Stdout for /dev/null and back: a goroutine that prints meanwhile loses its output,
 // and its read of os.Stdout races with the swap. simplego offers no other way to pass the option
-// quietly; Backend runs this once, and the swap lasts only for simplego.New.
+// quietly; the swap lasts only for simplego.New.
 func newSimpleGo(opts string) (backends.Backend, error) {
 	if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
 		stdout := os.Stdout

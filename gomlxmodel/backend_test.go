@@ -14,19 +14,26 @@ import (
 	"github.com/gomlx/gomlx/backends/simplego"
 )
 
-func TestBackendDefault(t *testing.T) {
-	b, err := Backend()
-	if err != nil {
+// TestEngineDefault checks the backend an engine of the environment's options runs on, and that two engines made
+// from the same options describe the same numerics with executors of their own.
+func TestEngineDefault(t *testing.T) {
+	e1, e2 := testEng(), must(NewEngine(EnvOptions()))
+	if e1.NumericsKey() != e2.NumericsKey() {
+		t.Errorf("two engines of one environment: numerics %q and %q", e1.NumericsKey(), e2.NumericsKey())
+	}
+	m := must(New(e2, tinyConfig(), 1))
+	if _, err := m.Logits(make([]int32, 4), 1, 4); err != nil {
 		t.Fatal(err)
 	}
-	if b2, _ := Backend(); b2 != b {
-		t.Error("Backend() is not a singleton")
+	if len(e2.execs) != 1 || e1.execs == nil {
+		t.Errorf("the second engine has %d executors after one forward pass, want 1", len(e2.execs))
 	}
+	b := e1.Backend()
 	if os.Getenv(backends.ConfigEnvVar) != "" {
 		return
 	}
 	want := "SimpleGo"
-	if installedPJRT() != "" {
+	if installedPJRT(PJRTDir()) != "" {
 		want = "xla"
 	}
 	if !strings.Contains(strings.ToLower(b.Name()), strings.ToLower(want)) {
@@ -42,9 +49,9 @@ const noHangEnv = "GOMLXMODEL_NOHANG_CHILD"
 // the pure-Go backend in this package's default configuration (GOMLX_BACKEND=go, that is
 // DefaultBackendConfig), and fails instead of hanging if they do not finish in time. Where this process
 // runs another backend (XLA, the default where a PJRT plugin is installed), it runs itself again as a
-// child process with GOMLX_BACKEND=go, as the backend is chosen once per process.
+// child process with GOMLX_BACKEND=go, as the tests' engine is made from the environment once per process.
 func TestBackendNoHang(t *testing.T) {
-	if os.Getenv(noHangEnv) == "" && !pureGoBackend() {
+	if os.Getenv(noHangEnv) == "" && !testEng().pureGo {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestBackendNoHang$", "-test.count=1", "-test.v")
@@ -59,7 +66,7 @@ func TestBackendNoHang(t *testing.T) {
 		t.Log("passed in a child process on the pure-Go backend")
 		return
 	}
-	if !pureGoBackend() {
+	if !testEng().pureGo {
 		t.Fatalf("child process: backend is not the pure-Go one (%s=%q)", backends.ConfigEnvVar, os.Getenv(backends.ConfigEnvVar))
 	}
 	cfg := tinyConfig()
@@ -69,7 +76,7 @@ func TestBackendNoHang(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m, err := New(cfg, int64(g))
+			m, err := New(testEng(), cfg, int64(g))
 			if err != nil {
 				done <- err
 				return

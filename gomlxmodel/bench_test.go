@@ -37,7 +37,7 @@ const (
 )
 
 func benchModel(b *testing.B) (*Model, *rand.Rand) {
-	m, err := New(DefaultConfig(benchVocab), 0)
+	m, err := New(testEng(), DefaultConfig(benchVocab), 0)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 
 // Block-causal attention for packed updates on the pure-Go backend. Causal attention over T
 // positions computes a T×T score matrix and throws away its upper half. Cut the queries into chunks
-// of attentionChunk positions: chunk i needs only the keys of chunks 0…i. With 4 chunks, the products
+// of a few positions (defaultAttentionChunk): chunk i needs only the keys of chunks 0…i. With 4 chunks, the products
 // and the softmax cover 10 of 16 blocks (62.5%), with 8 chunks 36 of 64.
 //
 // GoMLX v0.26 differentiates Slice through Pad, which SimpleGo lacks, so the gradient is written by
@@ -15,9 +15,6 @@ import (
 // arriving at the output. The forward pass reads the inputs through StopGradient; a zero-valued
 // scalar built from the identities (0·Σq + 0·Σk + 0·Σv, exactly 0 for finite inputs) links them to
 // the output, so that autodiff visits their hooks.
-
-// attentionChunk is the query chunk of blockCausalAttention; tests lower it.
-var attentionChunk = 32
 
 // blockCausalAttention is softmax(q·kᵀ + bias)·v for q, k, v [Bt, T, dh] and a bias [Bt, T, T] that
 // masks every key after its query (as causalBias and packedBias do), skipping the masked blocks.

@@ -13,10 +13,7 @@ import (
 // TestBlockCausalAttention compares blockCausalAttention and its hand-written gradient with plain
 // softmax attention under the same packed mask (two sequences per row), differentiated by GoMLX.
 func TestBlockCausalAttention(t *testing.T) {
-	backend, err := Backend()
-	if err != nil {
-		t.Fatal(err)
-	}
+	backend := testEng().Backend()
 	const Bt, T, dh = 3, 16, 4
 	rng := rand.New(rand.NewPCG(12, 13))
 	q, k, v, r := randTensor(rng, Bt, T, dh), randTensor(rng, Bt, T, dh), randTensor(rng, Bt, T, dh), randTensor(rng, Bt, T, dh)
@@ -31,7 +28,7 @@ func TestBlockCausalAttention(t *testing.T) {
 		t.Run(fmt.Sprintf("chunk=%d", chunk), func(t *testing.T) {
 			results := func(blocked bool) []*tensors.Tensor {
 				e, err := NewExec(backend, func(q, k, v, r, seg *Node) []*Node {
-					c := arch{Config{Heads: 1}, true}
+					c := arch{Config: Config{Heads: 1}, grad: true}
 					bias := packedBias(c, seg)
 					var att *Node
 					if blocked {

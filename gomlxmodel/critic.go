@@ -24,7 +24,7 @@ func NewCritic(policy *Model, seed int64) (*Critic, error) {
 	cfg := src.cfg
 	rng := newRNG(seed)
 	nTrunk := len(trunkSpecs(cfg))
-	st := newState(cfg, criticSpecs(cfg), func(i int, s paramSpec) []float32 {
+	st := newState(src.eng, cfg, criticSpecs(cfg), func(i int, s paramSpec) []float32 {
 		if i < nTrunk {
 			v, err2 := floatsCopy(src.params[i])
 			if err2 != nil {
@@ -42,6 +42,12 @@ func NewCritic(policy *Model, seed int64) (*Critic, error) {
 
 // Config returns the critic's configuration (its policy's).
 func (c *Critic) Config() Config { return c.st.cfg }
+
+// Engine returns the engine the critic computes on (its policy's).
+func (c *Critic) Engine() *Engine { return c.st.eng }
+
+// NumericsKey is the critic's engine's (Engine.NumericsKey).
+func (c *Critic) NumericsKey() string { return c.st.eng.NumericsKey() }
 
 // NumParams returns the number of trainable parameters.
 func (c *Critic) NumParams() int { return countParams(c.st.specs) }
@@ -107,11 +113,11 @@ func (c *Critic) Update(ids []int32, B, T int, oldValues, returns, mask []float3
 			return 0, err
 		}
 	}
-	lay, err := packInputs(p, cfg.MaxLen, &in, nil, []*[]float32{&oldP, &returnsP, &maskP}, maskP)
+	lay, err := c.st.eng.packInputs(p, cfg.MaxLen, &in, nil, []*[]float32{&oldP, &returnsP, &maskP}, maskP)
 	if err != nil {
 		return 0, err
 	}
-	e, err := getExec(cfg, packedKind(kind, lay.packed), buildValueUpdate(cfg, clip > 0, lay.packed))
+	e, err := c.st.eng.exec(cfg, packedKind(kind, lay.packed), buildValueUpdate(cfg, clip > 0, lay.packed, c.st.eng.sched.chunk()))
 	if err != nil {
 		return 0, err
 	}
@@ -121,7 +127,7 @@ func (c *Critic) Update(ids []int32, B, T int, oldValues, returns, mask []float3
 	d := lay.perPos
 	inputs := []any{i32Tensor(in, lay.ids...), f32Tensor(oldP, d...), f32Tensor(returnsP, d...), f32Tensor(maskP, d...)}
 	args := append(append(c.st.trainArgs(), inputs...), stepSize, invSqrtBC2, float32(clip))
-	out, err := run(e, packedKind(kind, lay.packed), append(args, lay.extra...))
+	out, err := c.st.eng.run(e, packedKind(kind, lay.packed), append(args, lay.extra...))
 	freeArgs(inputs)
 	freeArgs(lay.extra)
 	if err != nil {

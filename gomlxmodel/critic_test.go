@@ -66,12 +66,12 @@ func TestCritic(t *testing.T) {
 	if _, err := c.WriteTo(&a); err != nil {
 		t.Fatal(err)
 	}
-	r, err := ReadCritic(bytes.NewReader(a.Bytes()))
+	r, err := ReadCritic(testEng(), bytes.NewReader(a.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.WriteTo(&b); err != nil || !bytes.Equal(a.Bytes(), b.Bytes()) {
-		t.Fatalf("ReadCritic(WriteTo) is not bit-exact (%v)", err)
+		t.Fatalf("ReadCritic(testEng(), WriteTo) is not bit-exact (%v)", err)
 	}
 	if _, err := c.Update(ids, B, T, nil, returns, mask, 0, 0); err == nil {
 		t.Error("zero learning rate: no error")

@@ -3,7 +3,6 @@ package gomlxmodel
 import (
 	"cmp"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
@@ -52,23 +51,6 @@ type Decoder struct {
 	executed, needed int
 }
 
-// paddedOracle makes the decoders made while it is set run one padded graph per Step over all rows:
-// the schedule the split is checked against. Only this package's tests set it (export_test.go).
-var paddedOracle atomic.Bool
-
-// splitDecode reports whether the decoders made now split prefilling rows from decoding ones: always,
-// but for the tests' padded oracle.
-func splitDecode() bool { return !paddedOracle.Load() }
-
-// Process-wide token positions of every decoder (DecodePositions).
-var decodeExecuted, decodeNeeded atomic.Int64
-
-// DecodePositions reports the token positions of every Decoder.Step of the process so far: executed is
-// the sum over executions of graph rows × token slots (padding included), needed the tokens fed.
-func DecodePositions() (executed, needed int64) {
-	return decodeExecuted.Load(), decodeNeeded.Load()
-}
-
 // Positions reports the decoder's token positions so far: executed is the sum over its executions of
 // graph rows × token slots (padding included), needed the number of tokens it was fed and ran.
 func (d *Decoder) Positions() (executed, needed int) {
@@ -85,13 +67,14 @@ func (m *Model) NewDecoder(B int) (*Decoder, error) {
 	if B < 1 {
 		return nil, fmt.Errorf("gomlxmodel: decoder needs B ≥ 1, got %d", B)
 	}
+	eng := m.st.eng
 	d := &Decoder{m: m, nRows: B}
-	d.splitPrefill = splitDecode()
+	d.splitPrefill = !eng.sched.paddedDecode
 	d.buckets = splitLadder
-	if pureGoBackend() {
+	if eng.pureGo {
 		d.buckets = splitPow2
 	}
-	d.fewShapes = d.splitPrefill && !pureGoBackend()
+	d.fewShapes = d.splitPrefill && !eng.pureGo
 	if d.fewShapes && B > splitPageRows {
 		for first := 0; first < B; first += splitPageRows {
 			p, err := m.NewDecoder(min(splitPageRows, B-first))
@@ -135,10 +118,7 @@ func (d *Decoder) Close() {
 func (d *Decoder) grow(L int) error {
 	cfg := d.m.st.cfg
 	H, dh := cfg.Heads, cfg.DModel/cfg.Heads
-	backend, err := Backend()
-	if err != nil {
-		return err
-	}
+	backend := d.m.st.eng.backend
 	old, oldL := d.caches, d.L
 	caches := make([]*tensors.Tensor, 2*cfg.Layers)
 	defer func() { freeTensors(caches) }() // those not kept on an error path
@@ -429,7 +409,8 @@ func (d *Decoder) run(rows []int, nb int, gather bool, logits []float32) error {
 		copy(tokens[slot*nb:], d.queue[b])
 		start[slot], count[slot], index[slot] = int32(d.lens[b]), int32(len(d.queue[b])), int32(b)
 	}
-	e, err := getExec(cfg, kind, build)
+	eng := d.m.st.eng
+	e, err := eng.exec(cfg, kind, build)
 	if err != nil {
 		return err
 	}
@@ -442,7 +423,7 @@ func (d *Decoder) run(rows []int, nb int, gather bool, logits []float32) error {
 	if kind == kindDecodeRows {
 		inputs = append(inputs, i32Tensor(index, R))
 	}
-	out, err := run(e, kind, append(args, inputs...))
+	out, err := eng.run(e, kind, append(args, inputs...))
 	d.m.mu.Unlock()
 	freeArgs(inputs)
 	if err != nil {
@@ -454,8 +435,8 @@ func (d *Decoder) run(rows []int, nb int, gather bool, logits []float32) error {
 	}
 	d.executed += R * nb
 	d.needed += fed
-	decodeExecuted.Add(int64(R * nb))
-	decodeNeeded.Add(int64(fed))
+	eng.decodeExecuted.Add(int64(R * nb))
+	eng.decodeNeeded.Add(int64(fed))
 	defer freeTensors(out) // those not freed by floats on an error path
 	rowLogits, err := floats(out[0])
 	if err != nil {

@@ -8,9 +8,7 @@ import (
 
 // newScheduled makes a decoder of B rows: the split one every caller gets, or the padded oracle.
 func newScheduled(m *Model, B int, padded bool) (*Decoder, error) {
-	prev := paddedOracle.Swap(padded)
-	defer paddedOracle.Store(prev)
-	return m.NewDecoder(B)
+	return m.viewOn(engineWith(schedule{paddedDecode: padded})).NewDecoder(B)
 }
 
 // TestDecoderScheduleBits runs the same queues through the split decoder and the padded oracle, step by step, on
@@ -23,7 +21,7 @@ func TestDecoderScheduleBits(t *testing.T) {
 	m := mustNew(t, cfg, 7)
 	rng := rand.New(rand.NewPCG(7, 8))
 	const B = 16
-	if testing.Short() && !pureGoBackend() {
+	if testing.Short() && !testEng().pureGo {
 		t.Skip("-short on XLA: the split's shapes take most of a minute to compile")
 	}
 	schedules := []string{"padded", "split"}
@@ -67,7 +65,7 @@ func TestDecoderScheduleBits(t *testing.T) {
 	switch {
 	case splitWorst > 1e-5:
 		t.Fatalf("the split differs from the padded oracle by %g", splitWorst)
-	case splitDiff > 0 && pureGoBackend():
+	case splitDiff > 0 && testEng().pureGo:
 		t.Fatalf("pure Go: the split changes the bits of %.0f of %d logits (max %g)", splitDiff, total, splitWorst)
 	case splitDiff > 0:
 		t.Logf("XLA: the split changes the bits of %.0f of %d logits (max |difference| %g)", splitDiff, total, splitWorst)

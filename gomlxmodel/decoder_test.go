@@ -13,16 +13,17 @@ import (
 func TestDecoderMatchesForward(t *testing.T) {
 	for _, padded := range []bool{true, false} {
 		t.Run(map[bool]string{true: "padded", false: "split"}[padded], func(t *testing.T) {
-			prev := paddedOracle.Swap(padded)
-			defer paddedOracle.Store(prev)
-			testDecoderMatchesForward(t)
+			testDecoderMatchesForward(t, engineWith(schedule{paddedDecode: padded}))
 		})
 	}
 }
 
-func testDecoderMatchesForward(t *testing.T) {
+func testDecoderMatchesForward(t *testing.T, eng *Engine) {
 	cfg := DefaultConfig(150)
-	m := mustNew(t, cfg, 11)
+	m, err := New(eng, cfg, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rng := rand.New(rand.NewPCG(11, 12))
 	const B = 3
 	d, err := m.NewDecoder(B)
@@ -232,7 +233,7 @@ func TestSplitShapes(t *testing.T) {
 // partly used) gives the padded decoder's logits within 1e-5 and the same lengths, row by row, across prefills,
 // single tokens, a reset and finished rows, and Close closes its pages (not under -short on XLA).
 func TestDecoderPages(t *testing.T) {
-	if testing.Short() && !pureGoBackend() {
+	if testing.Short() && !testEng().pureGo {
 		t.Skip("-short on XLA: the two schedules' shapes take half a minute to compile")
 	}
 	cfg := DefaultConfig(150)
@@ -247,7 +248,7 @@ func TestDecoderPages(t *testing.T) {
 		}
 		decs[i] = d
 	}
-	if want := 2; !pureGoBackend() && len(decs[1].pages) != want {
+	if want := 2; !testEng().pureGo && len(decs[1].pages) != want {
 		t.Fatalf("split decoder of %d rows on XLA: %d pages, want %d", B, len(decs[1].pages), want)
 	}
 	worst := 0.0

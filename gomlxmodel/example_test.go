@@ -6,10 +6,14 @@ import (
 	"github.com/agentrl-go/agentrl/gomlxmodel"
 )
 
-// A TinyAgent: one PPO step, then incremental decoding with a KV cache whose logits equal the full
-// forward pass.
+// A TinyAgent on the engine the environment asks for: one PPO step, then incremental decoding with a KV cache
+// whose logits equal the full forward pass.
 func Example() {
-	m, err := gomlxmodel.New(gomlxmodel.Config{Vocab: 20, MaxLen: 32, DModel: 16, Heads: 2, Layers: 2, MLP: 32}, 0)
+	eng, err := gomlxmodel.NewEngine(gomlxmodel.EnvOptions())
+	if err != nil {
+		panic(err)
+	}
+	m, err := gomlxmodel.New(eng, gomlxmodel.Config{Vocab: 20, MaxLen: 32, DModel: 16, Heads: 2, Layers: 2, MLP: 32}, 0)
 	if err != nil {
 		panic(err)
 	}
@@ -59,7 +63,11 @@ func abs(x float32) float32 {
 // copy and compare. With every weight back the copy is the starting model again.
 func ExampleModel_CopyParams() {
 	cfg := gomlxmodel.Config{Vocab: 20, MaxLen: 32, DModel: 16, Heads: 2, Layers: 2, MLP: 32}
-	start, err := gomlxmodel.New(cfg, 0)
+	eng, err := gomlxmodel.NewEngine(gomlxmodel.EnvOptions())
+	if err != nil {
+		panic(err)
+	}
+	start, err := gomlxmodel.New(eng, cfg, 0)
 	if err != nil {
 		panic(err)
 	}

@@ -10,22 +10,22 @@ import (
 // TestCompileStats checks that a new input shape counts as a compilation and a repeated one does not.
 func TestCompileStats(t *testing.T) {
 	cfg := tinyConfig()
-	cfg.Vocab = 23 // a configuration of its own: no other test has compiled its graphs
-	m := mustNew(t, cfg, 1)
+	eng := freshEngine()
+	m := must(New(eng, cfg, 1))
 	ids := randomIDs(rand.New(rand.NewPCG(1, 2)), 3*7, cfg.Vocab)
-	n0, d0 := CompileStats()
-	k0 := CompileStatsByKind()[kindLogits]
+	n0, d0 := eng.CompileStats()
+	k0 := eng.CompileStatsByKind()[kindLogits]
 	if _, err := m.Logits(ids, 3, 7); err != nil {
 		t.Fatal(err)
 	}
-	n1, d1 := CompileStats()
-	if k1 := CompileStatsByKind()[kindLogits]; k1.Graphs != k0.Graphs+1 || k1.Total <= k0.Total {
+	n1, d1 := eng.CompileStats()
+	if k1 := eng.CompileStatsByKind()[kindLogits]; k1.Graphs != k0.Graphs+1 || k1.Total <= k0.Total {
 		t.Errorf("first call on a new shape: %q compilations %+v → %+v", kindLogits, k0, k1)
 	}
 	if _, err := m.Logits(ids, 3, 7); err != nil {
 		t.Fatal(err)
 	}
-	n2, d2 := CompileStats()
+	n2, d2 := eng.CompileStats()
 	if n1 != n0+1 || d1 <= d0 {
 		t.Errorf("first call on a new shape: compilations %d → %d, time %v → %v", n0, n1, d0, d1)
 	}
@@ -61,8 +61,8 @@ func TestScalar(t *testing.T) {
 // still work afterwards, compile the shapes they meet again, and give the same bits.
 func TestReleaseGraphs(t *testing.T) {
 	cfg := tinyConfig()
-	cfg.Vocab = 29 // a configuration of its own: no other test has compiled its graphs
-	m := mustNew(t, cfg, 3)
+	eng := freshEngine() // an engine of its own: no other test's graphs are live on it
+	m := must(New(eng, cfg, 3))
 	rng := rand.New(rand.NewPCG(3, 4))
 	const T = 7
 	rows := []int{1, 2, 4, 8} // four batch buckets: four graphs
@@ -76,12 +76,11 @@ func TestReleaseGraphs(t *testing.T) {
 		}
 	}
 	state := func() (releases, live int) {
-		compiles.mu.Lock()
-		defer compiles.mu.Unlock()
-		return compiles.releases, len(compiles.seen)
+		eng.compiles.mu.Lock()
+		defer eng.compiles.mu.Unlock()
+		return eng.compiles.releases, len(eng.compiles.seen)
 	}
-	prev := SetMaxLiveGraphs(2)
-	defer SetMaxLiveGraphs(prev)
+	eng.SetMaxLiveGraphs(2)
 	r0, _ := state()
 	if _, err := m.Logits(randomIDs(rng, 16*T, cfg.Vocab), 16, T); err != nil { // a fifth shape: over the bound
 		t.Fatal(err)
@@ -91,12 +90,12 @@ func TestReleaseGraphs(t *testing.T) {
 	}
 	for round := range 2 {
 		for i, B := range rows {
-			n0, _ := CompileStats()
+			n0, _ := eng.CompileStats()
 			got, err := m.Logits(ids[i], B, T)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n1, _ := CompileStats(); n1 != n0+1 {
+			if n1, _ := eng.CompileStats(); n1 != n0+1 {
 				t.Errorf("round %d, %d rows: compilations %d → %d, want a compilation of the released graph", round, B, n0, n1)
 			}
 			for j := range got {

@@ -25,7 +25,7 @@ const kindDecode = "decode"
 // each row's last new token (undefined where count is 0), then per layer the new keys and values,
 // [B, H, n, dh] each.
 func buildDecode(cfg Config) func([]*Node) []*Node {
-	c := arch{cfg, false}
+	c := arch{Config: cfg}
 	P := len(policySpecs(cfg))
 	return func(in []*Node) []*Node {
 		caches := in[P : P+2*c.Layers]
@@ -40,7 +40,7 @@ const kindDecodeRows = "decode_rows"
 // are those of buildDecode for the R rows. Its last block computes only each row's last new token
 // (see decode): this graph runs the long prefills of observations, whose other outputs nobody reads.
 func buildDecodeRows(cfg Config) func([]*Node) []*Node {
-	c := arch{cfg, false}
+	c := arch{Config: cfg}
 	P := len(policySpecs(cfg))
 	return func(in []*Node) []*Node {
 		rows := InsertAxes(in[P+2*c.Layers+3], -1)

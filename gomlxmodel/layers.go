@@ -110,10 +110,12 @@ func gelu(x *Node) *Node {
 }
 
 // arch is the configuration a graph is built for; grad says whether the graph differentiates the
-// weights (forward-only graphs skip the identities of dot's gradient trick, which copy their input).
+// weights (forward-only graphs skip the identities of dot's gradient trick, which copy their input),
+// chunk is the query chunk of block-causal attention in such graphs (0: none).
 type arch struct {
 	Config
-	grad bool
+	grad  bool
+	chunk int
 }
 
 // matmul is dot with the gradient trick when the graph needs gradients, plain DotGeneral otherwise.
@@ -261,8 +263,8 @@ func block(c arch, p []*Node, x *Node, B, T int, bias, read *Node) *Node {
 	k := splitHeads(c, c.dense(h, p[4], p[5]), B, T)
 	v := splitHeads(c, c.dense(h, p[6], p[7]), B, T)
 	var att *Node
-	if bias != nil && read == nil && c.grad && T%attentionChunk == 0 && T > attentionChunk {
-		att = blockCausalAttention(q, k, v, bias, attentionChunk) // packed rows in an update
+	if bias != nil && read == nil && c.grad && c.chunk > 0 && T%c.chunk == 0 && T > c.chunk {
+		att = blockCausalAttention(q, k, v, bias, c.chunk) // packed rows in an update
 	} else {
 		if bias == nil {
 			bias = causalBias(x.Graph(), B*c.Heads, T)

@@ -32,10 +32,7 @@ func TestDotGradient(t *testing.T) {
 }
 
 func checkDotGradient(t *testing.T, rng *rand.Rand, rows int) {
-	backend, err := Backend()
-	if err != nil {
-		t.Fatal(err)
-	}
+	backend := testEng().Backend()
 	for _, batch := range []bool{false, true} {
 		for _, ca := range []int{0, 1} {
 			for _, cb := range []int{0, 1} {

@@ -42,7 +42,7 @@ func policyLogProbs(c arch, w weights, ids, targets *Node, pk *packedRows) (logi
 
 // buildLogits: weights, ids [B, T] → logits [B·T, V].
 func buildLogits(cfg Config) func([]*Node) []*Node {
-	c := arch{cfg, false}
+	c := arch{Config: cfg}
 	P := len(policySpecs(cfg))
 	return func(in []*Node) []*Node {
 		return []*Node{logitsGraph(c, unpackWeights(c, in[:P]), in[P], nil)}
@@ -51,7 +51,7 @@ func buildLogits(cfg Config) func([]*Node) []*Node {
 
 // buildLogProbs: weights, ids [B, T], targets [B, T] → log p(target) [B, T].
 func buildLogProbs(cfg Config) func([]*Node) []*Node {
-	c := arch{cfg, false}
+	c := arch{Config: cfg}
 	P := len(policySpecs(cfg))
 	return func(in []*Node) []*Node {
 		_, logp := policyLogProbs(c, unpackWeights(c, in[:P]), in[P], in[P+1], nil)
@@ -62,7 +62,7 @@ func buildLogProbs(cfg Config) func([]*Node) []*Node {
 // buildGradAbs: weights, ids, targets, weight [B, T] → Σ_v |∂L/∂logits| [B, T] for the
 // REINFORCE loss L = −Σ weight·log p(target), where weight = advantage·mask/normalizer.
 func buildGradAbs(cfg Config) func([]*Node) []*Node {
-	c := arch{cfg, false} // the gradient stops at the logits
+	c := arch{Config: cfg} // the gradient stops at the logits
 	P := len(policySpecs(cfg))
 	return func(in []*Node) []*Node {
 		ids, targets, weight := in[P], in[P+1], in[P+2]
@@ -127,8 +127,8 @@ func adamUpdate(loss *Node, params, m, v []*Node, stepSize, invSqrtBC2, maxNorm 
 // and read positions [B, K] → new weights, m, v, loss, clipFrac, approxKL. When packed, targets,
 // mask, weight, oldLogp and adv hold the read positions' values, [B, K]. weight holds each token's
 // share in the aggregated loss (token_mean or seq_mean_token_mean).
-func buildPolicyUpdate(cfg Config, kind string, packed bool) func([]*Node) []*Node {
-	c := arch{cfg, true}
+func buildPolicyUpdate(cfg Config, kind string, packed bool, chunk int) func([]*Node) []*Node {
+	c := arch{cfg, true, chunk}
 	P := len(policySpecs(cfg))
 	return func(in []*Node) []*Node {
 		params, m, v, rest := in[:P], in[P:2*P], in[2*P:3*P], in[3*P:]
@@ -155,7 +155,7 @@ func valuesGraph(c arch, w weights, ids *Node, pk *packedRows) *Node {
 
 // buildValues: critic weights, ids [B, T] → values [B, T].
 func buildValues(cfg Config) func([]*Node) []*Node {
-	c := arch{cfg, false}
+	c := arch{Config: cfg}
 	P := len(criticSpecs(cfg))
 	return func(in []*Node) []*Node {
 		return []*Node{valuesGraph(c, unpackWeights(c, in[:P]), in[P], nil)}
@@ -178,8 +178,8 @@ func valueLoss(values, oldValues, returns, mask, clip *Node, clipped bool) *Node
 // buildValueUpdate: critic weights, m, v, ids, oldValues, returns, mask [B, T], then stepSize,
 // invSqrtBC2, clip, and when packed the packed rows' pos and seg [B, T] and read positions [B, K]
 // → new weights, m, v, loss. When packed, oldValues, returns and mask are [B, K] at the read positions.
-func buildValueUpdate(cfg Config, clipped, packed bool) func([]*Node) []*Node {
-	c := arch{cfg, true}
+func buildValueUpdate(cfg Config, clipped, packed bool, chunk int) func([]*Node) []*Node {
+	c := arch{cfg, true, chunk}
 	P := len(criticSpecs(cfg))
 	return func(in []*Node) []*Node {
 		params, m, v, rest := in[:P], in[P:2*P], in[2*P:3*P], in[3*P:]

@@ -17,19 +17,29 @@ type Model struct {
 	anchor *Model // see Anchor
 }
 
-// New returns a TinyAgent with seeded initialization: the same cfg and seed give bit-identical
-// weights in every process.
-func New(cfg Config, seed int64) (*Model, error) {
+// New returns a TinyAgent computing on eng with seeded initialization: the same cfg and seed give
+// bit-identical weights in every process.
+func New(eng *Engine, cfg Config, seed int64) (*Model, error) {
+	if eng == nil {
+		return nil, errNoEngine
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	rng := newRNG(seed)
-	st := newState(cfg, policySpecs(cfg), func(_ int, s paramSpec) []float32 { return initParam(cfg, s, rng) })
+	st := newState(eng, cfg, policySpecs(cfg), func(_ int, s paramSpec) []float32 { return initParam(cfg, s, rng) })
 	return &Model{st: st}, nil
 }
 
 // Config returns the model's configuration.
 func (m *Model) Config() Config { return m.st.cfg }
+
+// Engine returns the engine the model computes on.
+func (m *Model) Engine() *Engine { return m.st.eng }
+
+// NumericsKey is the model's engine's (Engine.NumericsKey): a result key that holds the model holds what it
+// computes with.
+func (m *Model) NumericsKey() string { return m.st.eng.NumericsKey() }
 
 // NumParams returns the number of trainable parameters.
 func (m *Model) NumParams() int { return countParams(m.st.specs) }
@@ -197,13 +207,13 @@ func (m *Model) LogitGradAbsSum(ids []int32, B, T int, adv, mask []float32) ([]f
 			weight[b*p.Tp+t] = float32(float64(adv[b]) * float64(pm[b*p.Tp+t]) / norm)
 		}
 	}
-	e, err := getExec(cfg, kindGradAbs, buildGradAbs(cfg))
+	e, err := m.st.eng.exec(cfg, kindGradAbs, buildGradAbs(cfg))
 	if err != nil {
 		return nil, err
 	}
 	inputs := []any{i32Tensor(in, p.Bp, p.Tp), i32Tensor(targets, p.Bp, p.Tp), f32Tensor(weight, p.Bp, p.Tp)}
 	m.mu.Lock()
-	out, err := run(e, kindGradAbs, append(m.st.paramArgs(), inputs...))
+	out, err := m.st.eng.run(e, kindGradAbs, append(m.st.paramArgs(), inputs...))
 	m.mu.Unlock()
 	freeArgs(inputs)
 	if err != nil {
@@ -372,11 +382,11 @@ func (m *Model) Update(b UpdateBatch, lc LossConfig) (UpdateStats, error) {
 	if lc.MaxGradNorm > 0 {
 		maxNorm = float32(lc.MaxGradNorm)
 	}
-	lay, err := packInputs(p, cfg.MaxLen, &in, []*[]int32{&targets}, []*[]float32{&mask, &weight, &oldLogp, &adv}, mask, weight)
+	lay, err := m.st.eng.packInputs(p, cfg.MaxLen, &in, []*[]int32{&targets}, []*[]float32{&mask, &weight, &oldLogp, &adv}, mask, weight)
 	if err != nil {
 		return UpdateStats{}, err
 	}
-	e, err := getExec(cfg, packedKind(kind, lay.packed), buildPolicyUpdate(cfg, kind, lay.packed))
+	e, err := m.st.eng.exec(cfg, packedKind(kind, lay.packed), buildPolicyUpdate(cfg, kind, lay.packed, m.st.eng.sched.chunk()))
 	if err != nil {
 		return UpdateStats{}, err
 	}
@@ -387,7 +397,7 @@ func (m *Model) Update(b UpdateBatch, lc LossConfig) (UpdateStats, error) {
 	inputs := []any{i32Tensor(in, lay.ids...), i32Tensor(targets, d...),
 		f32Tensor(mask, d...), f32Tensor(weight, d...), f32Tensor(oldLogp, d...), f32Tensor(adv, d...)}
 	args := append(append(m.st.trainArgs(), inputs...), stepSize, invSqrtBC2, float32(lc.ClipEps), maxNorm)
-	out, err := run(e, packedKind(kind, lay.packed), append(args, lay.extra...))
+	out, err := m.st.eng.run(e, packedKind(kind, lay.packed), append(args, lay.extra...))
 	freeArgs(inputs)
 	freeArgs(lay.extra)
 	if err != nil {

@@ -23,7 +23,7 @@ func randomIDs(rng *rand.Rand, n, vocab int) []int32 {
 
 func mustNew(t testing.TB, cfg Config, seed int64) *Model {
 	t.Helper()
-	m, err := New(cfg, seed)
+	m, err := New(testEng(), cfg, seed)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package gomlxmodel
 import (
 	"fmt"
 	"slices"
-	"sync/atomic"
 )
 
 // Sequence packing. A training batch of right-padded rows can spend most of its positions on padding:
@@ -34,22 +33,6 @@ import (
 // packBucket rounds the number of packed rows up on pure Go, so a training run compiles a handful of
 // shapes.
 const packBucket = 4
-
-// paddedUpdates makes the updates run while it is set give the graphs the bucketed, right-padded rows:
-// the layout packing is checked against. Only this package's tests set it (export_test.go).
-var paddedUpdates atomic.Bool
-
-// packUpdates says whether Model.Update and Critic.Update pack their rows: always, but for the tests'
-// padded oracle.
-func packUpdates() bool { return !paddedUpdates.Load() }
-
-// Process-wide token positions of every update (UpdatePositions).
-var updateExecuted, updateNeeded atomic.Int64
-
-// UpdatePositions reports the token positions of every Model.Update and Critic.Update of the process
-// so far: executed is the sum over their executions of rows × row length, needed the sum over their
-// sequences of the positions up to the last one the loss reads (the causal prefix it depends on).
-func UpdatePositions() (executed, needed int64) { return updateExecuted.Load(), updateNeeded.Load() }
 
 // packRowLen is the XLA packing's row length for a bucketed length Tp: 32 × a power of two, at least
 // 2·Tp, at most maxLen (and at least Tp). Its row counts climb rowLadder, its read slots powers of two.
@@ -213,25 +196,25 @@ type updateLayout struct {
 	packed      bool
 }
 
-// packInputs, when updates pack (packUpdates), moves the token ids of an update from the padded
+// packInputs, when eng's updates pack (all but the tests' padded oracle), moves the token ids of an update from the padded
 // layout of p into packed rows (on XLA of packRowLen(p.Tp, maxLen) positions, else p.Tp), keeping the
 // positions where any of read is non-zero, and keeps of the per-position arrays (ints and floats) only
 // the positions where any of read is non-zero, K per packed row. It rewrites ids, ints and floats in
 // place. Elsewhere it leaves them alone and returns p's padded shape for both. Either way it adds the
-// update's positions to UpdatePositions.
-func packInputs(p padded, maxLen int, ids *[]int32, ints []*[]int32, floats []*[]float32, read ...[]float32) (updateLayout, error) {
+// update's positions to eng's UpdatePositions.
+func (eng *Engine) packInputs(p padded, maxLen int, ids *[]int32, ints []*[]int32, floats []*[]float32, read ...[]float32) (updateLayout, error) {
 	lens := readLengths(p, read...)
 	needed := 0
 	for _, n := range lens {
 		needed += n
 	}
-	updateNeeded.Add(int64(needed))
-	if !packUpdates() {
-		updateExecuted.Add(int64(p.Bp * p.Tp))
+	eng.updateNeeded.Add(int64(needed))
+	if eng.sched.paddedUpdates {
+		eng.updateExecuted.Add(int64(p.Bp * p.Tp))
 		dims := []int{p.Bp, p.Tp}
 		return updateLayout{ids: dims, perPos: dims}, nil
 	}
-	xla := !pureGoBackend()
+	xla := !eng.pureGo
 	C := p.Tp
 	if xla {
 		C = packRowLen(p.Tp, maxLen)
@@ -240,7 +223,7 @@ func packInputs(p padded, maxLen int, ids *[]int32, ints []*[]int32, floats []*[
 	if err != nil {
 		return updateLayout{}, err
 	}
-	updateExecuted.Add(int64(pk.R * pk.C))
+	eng.updateExecuted.Add(int64(pk.R * pk.C))
 	*ids = repack(pk, p, *ids)
 	packedRead := make([][]float32, len(read))
 	for i, x := range read {

@@ -105,12 +105,12 @@ func TestUpdatePositions(t *testing.T) {
 	var got [2][2]int64
 	for i, on := range []bool{false, true} {
 		m := mustNew(t, cfg, 3)
-		withPacking(on, func() {
-			e0, n0 := UpdatePositions()
+		withPacking(on, []engined{m}, func() {
+			e0, n0 := m.Engine().UpdatePositions()
 			if _, err := m.Update(b, lc); err != nil {
 				t.Fatal(err)
 			}
-			e, n := UpdatePositions()
+			e, n := m.Engine().UpdatePositions()
 			got[i] = [2]int64{e - e0, n - n0}
 		})
 	}
@@ -147,15 +147,6 @@ func raggedBatch(rng *rand.Rand, cfg Config, B, T int) UpdateBatch {
 	return b
 }
 
-// withPacking runs f with packing of updates forced on or off, and with attention chunks of 8
-// positions, so that the tests' short rows (32 positions) take the block-causal path.
-func withPacking(on bool, f func()) {
-	saved, savedChunk := paddedUpdates.Swap(!on), attentionChunk
-	attentionChunk = 8
-	defer func() { paddedUpdates.Store(saved); attentionChunk = savedChunk }()
-	f()
-}
-
 func maxAbsDiff(t *testing.T, a, b []float32) float64 {
 	t.Helper()
 	if len(a) != len(b) {
@@ -182,7 +173,7 @@ func TestPackedUpdateMatchesPadded(t *testing.T) {
 			var models [2]*Model
 			for i, on := range []bool{false, true} {
 				models[i] = mustNew(t, cfg, 3)
-				withPacking(on, func() {
+				withPacking(on, []engined{models[i]}, func() {
 					for range 3 {
 						st, err := models[i].Update(b, lc)
 						if err != nil {
@@ -238,7 +229,7 @@ func TestPackedCriticUpdateMatchesPadded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			withPacking(on, func() {
+			withPacking(on, []engined{c}, func() {
 				for range 3 {
 					loss, err := c.Update(b.IDs, b.B, b.T, old, returns, b.Mask, clip, 1e-2)
 					if err != nil {

@@ -9,12 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 )
 
 // The XLA backend runs TinyAgent about ten times faster than the pure-Go backend on CPU, but its PJRT CPU plugin
 // is normally downloaded from the internet at first use. `go run ./kernelsetup` installs a plugin into PJRTDir
-// instead (see kernelsetup/pjrt.go); when one is there, Backend uses it.
+// instead (see kernelsetup/pjrt.go); when one is there, NewEngine uses it.
 
 // PinnedPJRTSHA256 is the SHA-256 of the PJRT CPU plugin that kernelsetup installs on Linux x86-64 (from the wheel
 // lammps-jax-pjrt-cpu 0.11.2), the one that computed the committed notebooks. Numerics names any other plugin
@@ -44,9 +43,8 @@ func PJRTDir() string {
 	return filepath.Join(data, "agentrl", "pjrt")
 }
 
-// installedPJRT returns the directory of an installed PJRT CPU plugin, or "".
-func installedPJRT() string {
-	dir := PJRTDir()
+// installedPJRT returns dir where it holds a PJRT CPU plugin, or "".
+func installedPJRT(dir string) string {
 	if dir == "" {
 		return ""
 	}
@@ -56,17 +54,12 @@ func installedPJRT() string {
 	return dir
 }
 
-// loadedPJRT is the path of the plugin file that Backend loaded, where newBackend chose it or its configuration
-// names it by path; "" otherwise (pluginBuild then looks for it among the process's mapped files).
-var loadedPJRT string
-
-// pluginBuild identifies the build of the PJRT plugin that the XLA backend loaded: "" for the pinned plugin
-// (PinnedPJRTSHA256, so that the committed run's Numerics and cache keys stay as they were), else "sha256:" and the
-// first 16 hex digits of its file's SHA-256, or "unknown" where the file cannot be found or read. Hashing the
-// 200 MB plugin takes about 0.16 s, and every cell program asks, so the result is kept per process and, keyed by
-// the file's path, size and modification time, in the user cache folder (pluginHashMemo).
-var pluginBuild = sync.OnceValue(func() string {
-	path := loadedPJRT
+// pluginBuild identifies the build of the PJRT plugin file at path (where "", the plugin mapped into this process):
+// "" for the pinned plugin (PinnedPJRTSHA256, so that the committed run's Numerics and cache keys stay as they
+// were), else "sha256:" and the first 16 hex digits of its file's SHA-256, or "unknown" where the file cannot be
+// found or read. Hashing the 200 MB plugin takes about 0.16 s, and every cell program makes an engine, so the
+// hash is kept, keyed by the file's path, size and modification time, in the user cache folder (pluginHashMemo).
+func pluginBuild(path string) string {
 	if path == "" {
 		path = mappedPJRT()
 	}
@@ -81,7 +74,7 @@ var pluginBuild = sync.OnceValue(func() string {
 		return ""
 	}
 	return "sha256:" + sum[:16]
-})
+}
 
 // pluginHashMemo returns the SHA-256 of the file at path, reading it from a memo in the user cache folder when
 // the file's path, size and modification time match the memo's, and writing the memo otherwise (best effort).

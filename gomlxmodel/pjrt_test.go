@@ -41,18 +41,15 @@ func TestPluginHashMemo(t *testing.T) {
 // TestNumericsNamesPlugin: on XLA, Numerics names a plugin other than the pinned one by its hash, and the pinned
 // one by nothing (the committed run's Numerics).
 func TestNumericsNamesPlugin(t *testing.T) {
-	n, err := Numerics()
-	if err != nil {
-		t.Skip(err)
-	}
-	if pureGoBackend() {
+	n := testEng().NumericsKey()
+	if testEng().pureGo {
 		if strings.Contains(n, "/plugin=") {
 			t.Errorf("pure-Go Numerics %q names a plugin", n)
 		}
 		return
 	}
-	id := pluginBuild()
-	t.Logf("Numerics = %q (loaded plugin %q, build %q)", n, loadedPJRT, id)
+	id := pluginBuild(testEng().plugin)
+	t.Logf("Numerics = %q (loaded plugin %q, build %q)", n, testEng().plugin, id)
 	if (id == "") == strings.Contains(n, "/plugin=") {
 		t.Errorf("Numerics %q, plugin build %q", n, id)
 	}

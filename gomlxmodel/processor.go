@@ -5,7 +5,6 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"sync"
 
 	"golang.org/x/sys/cpu"
 )
@@ -22,13 +21,8 @@ import (
 // them again), and no setting reproduced the earlier machines' runs. The pure-Go backend depends on the
 // processor far less (at Go's default GOAMD64=v1 the compiler fuses no multiply-adds; math.Exp differs
 // only between processors with and without AVX and FMA): its whole chapter printed the same numbers on
-// that Xeon as on an earlier machine. It is read once per process.
-func Processor() string { return processorOnce() }
-
-var processorOnce = sync.OnceValue(describeProcessor)
-
-// describeProcessor is Processor, uncached.
-func describeProcessor() string {
+// that Xeon as on an earlier machine. An engine reads it once, when it is made.
+func Processor() string {
 	var parts []string
 	if id := cpuinfo("vendor_id", "cpu family", "model"); id != "" {
 		parts = append(parts, id)

@@ -173,7 +173,10 @@ func checkStoredConfig(cfg Config, kind string) error {
 	return nil
 }
 
-func readState(rd io.Reader, wantKind string) (*netState, error) {
+func readState(eng *Engine, rd io.Reader, wantKind string) (*netState, error) {
+	if eng == nil {
+		return nil, errNoEngine
+	}
 	r := &reader{r: bufio.NewReader(rd)}
 	if magic := string(r.read(len(streamMagic))); r.err == nil && magic != streamMagic {
 		return nil, fmt.Errorf("gomlxmodel: not a model stream (magic %q)", magic)
@@ -199,7 +202,7 @@ func readState(rd io.Reader, wantKind string) (*netState, error) {
 	if wantKind == kindCritic {
 		specs = criticSpecs(cfg)
 	}
-	st := &netState{cfg: cfg, specs: specs, step: int64(dims[6])}
+	st := &netState{eng: eng, cfg: cfg, specs: specs, step: int64(dims[6])}
 	for g := range 3 {
 		for _, s := range specs {
 			name := r.str()
@@ -238,9 +241,9 @@ func (m *Model) WriteTo(w io.Writer) (int64, error) {
 	return writeState(w, kindPolicy, m.st)
 }
 
-// ReadModel reads a model written by Model.WriteTo.
-func ReadModel(r io.Reader) (*Model, error) {
-	st, err := readState(r, kindPolicy)
+// ReadModel reads a model written by Model.WriteTo, computing on eng.
+func ReadModel(eng *Engine, r io.Reader) (*Model, error) {
+	st, err := readState(eng, r, kindPolicy)
 	if err != nil {
 		return nil, err
 	}
@@ -254,9 +257,9 @@ func (c *Critic) WriteTo(w io.Writer) (int64, error) {
 	return writeState(w, kindCritic, c.st)
 }
 
-// ReadCritic reads a critic written by Critic.WriteTo.
-func ReadCritic(r io.Reader) (*Critic, error) {
-	st, err := readState(r, kindCritic)
+// ReadCritic reads a critic written by Critic.WriteTo, computing on eng.
+func ReadCritic(eng *Engine, r io.Reader) (*Critic, error) {
+	st, err := readState(eng, r, kindCritic)
 	if err != nil {
 		return nil, err
 	}

@@ -147,9 +147,9 @@ func TestReadMalformedHeader(t *testing.T) {
 						}
 					}()
 					if kind == kindPolicy {
-						_, err = ReadModel(bytes.NewReader(stream))
+						_, err = ReadModel(testEng(), bytes.NewReader(stream))
 					} else {
-						_, err = ReadCritic(bytes.NewReader(stream))
+						_, err = ReadCritic(testEng(), bytes.NewReader(stream))
 					}
 				}()
 				if err == nil || !strings.Contains(err.Error(), tc.want) {

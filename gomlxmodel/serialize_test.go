@@ -68,17 +68,17 @@ func TestWriteReadAndSaveLoad(t *testing.T) {
 	}
 	want := modelBytes(t, m)
 
-	r, err := ReadModel(bytes.NewReader(want))
+	r, err := ReadModel(testEng(), bytes.NewReader(want))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(modelBytes(t, r), want) {
-		t.Fatal("ReadModel(WriteTo) is not bit-exact")
+		t.Fatal("ReadModel(testEng(), WriteTo) is not bit-exact")
 	}
-	if _, err := ReadModel(bytes.NewReader(want[:len(want)/2])); err == nil {
+	if _, err := ReadModel(testEng(), bytes.NewReader(want[:len(want)/2])); err == nil {
 		t.Error("truncated stream: no error")
 	}
-	if _, err := ReadCritic(bytes.NewReader(want)); err == nil {
+	if _, err := ReadCritic(testEng(), bytes.NewReader(want)); err == nil {
 		t.Error("reading a policy stream as a critic: no error")
 	}
 

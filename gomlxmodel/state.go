@@ -8,8 +8,9 @@ import (
 )
 
 // netState is what a Model or a Critic owns: its weights and Adam moments, as host tensors in spec
-// order, and the number of Adam steps taken.
+// order, and the number of Adam steps taken; and the engine it computes on.
 type netState struct {
+	eng    *Engine
 	cfg    Config
 	specs  []paramSpec
 	params []*tensors.Tensor
@@ -18,8 +19,8 @@ type netState struct {
 }
 
 // newState allocates zero weights and moments for specs; fill sets each parameter's values.
-func newState(cfg Config, specs []paramSpec, fill func(i int, s paramSpec) []float32) *netState {
-	st := &netState{cfg: cfg, specs: specs}
+func newState(eng *Engine, cfg Config, specs []paramSpec, fill func(i int, s paramSpec) []float32) *netState {
+	st := &netState{eng: eng, cfg: cfg, specs: specs}
 	for i, s := range specs {
 		st.params = append(st.params, f32Tensor(fill(i, s), s.Dims...))
 		st.m = append(st.m, f32Tensor(make([]float32, s.size()), s.Dims...))
@@ -42,7 +43,7 @@ func copyTensors(ts []*tensors.Tensor) ([]*tensors.Tensor, error) {
 
 // clone deep-copies weights and moments.
 func (s *netState) clone() (*netState, error) {
-	c := &netState{cfg: s.cfg, specs: s.specs, step: s.step}
+	c := &netState{eng: s.eng, cfg: s.cfg, specs: s.specs, step: s.step}
 	var err error
 	if c.params, err = copyTensors(s.params); err != nil {
 		return nil, err

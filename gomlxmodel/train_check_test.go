@@ -72,7 +72,7 @@ func TestUpdateGradientFiniteDifferences(t *testing.T) {
 		} {
 			t.Run(lay.name+"/"+string(lc.Kind)+"/"+string(lc.Aggregation), func(t *testing.T) {
 				b := raggedBatch(rand.New(rand.NewPCG(8, 9)), cfg, 12, 20)
-				withPacking(lay.packed, func() {
+				withPacking(lay.packed, []engined{base}, func() {
 					// update takes one step from base with weight tensor k set to w (k < 0: none) and returns the
 					// reported loss and the model after the step.
 					update := func(lc LossConfig, k int, w []float32) (float64, *Model) {
@@ -187,7 +187,7 @@ func TestAdamMatchesTorchFormula(t *testing.T) {
 			}
 			p0, m0, v0 := snap()
 			worstP, worstV := 0.0, 0.0
-			withPacking(lay.packed, func() {
+			withPacking(lay.packed, []engined{m}, func() {
 				for step := 1; step <= 3; step++ {
 					if _, err := m.Update(b, lc); err != nil {
 						t.Fatal(err)
@@ -276,7 +276,7 @@ func TestUpdateStatsMatchHost(t *testing.T) {
 						want.Loss = seqSum / B
 					}
 					var got UpdateStats
-					withPacking(lay.packed, func() {
+					withPacking(lay.packed, []engined{m}, func() {
 						got, err = m.Update(UpdateBatch{B: B, T: T, IDs: ids, Mask: mask, OldLogp: old, Adv: adv},
 							LossConfig{Kind: kind, ClipEps: eps, Aggregation: agg, LR: 1e-3, MaxGradNorm: 1})
 					})

@@ -3,9 +3,6 @@ package gomlxmodel
 import (
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"testing"
 
 	"github.com/agentrl-go/agentrl/internal/xlacache"
 )
@@ -29,10 +26,9 @@ const XLACacheMaxEnv = "AGENTRL_XLA_CACHE_MAX_MB"
 // XLACacheDefaultMaxMB is the bound of the executable cache's folder, in MiB, when XLACacheMaxEnv is unset.
 const XLACacheDefaultMaxMB = 512
 
-// XLACacheDir is the executable cache's folder: $AGENTRL_XLA_CACHE_DIR, else xla-executables under the result
-// store's folder ($AGENTRL_CACHE, else agentrl under the user cache folder); "" where none can be named. A test
-// binary gets no default under the user cache folder: its tests run without the cache unless one of the two
-// variables names a folder (this package's TestMain names a temporary one).
+// XLACacheDir is the executable cache's folder that the environment names: $AGENTRL_XLA_CACHE_DIR, else
+// xla-executables under the result store's folder ($AGENTRL_CACHE); "" where neither is set (DefaultOptions then
+// picks one under the user cache folder).
 func XLACacheDir() string {
 	if dir := os.Getenv(XLACacheDirEnv); dir != "" {
 		return dir
@@ -40,35 +36,7 @@ func XLACacheDir() string {
 	if dir := os.Getenv("AGENTRL_CACHE"); dir != "" {
 		return filepath.Join(dir, "xla-executables")
 	}
-	if testing.Testing() {
-		return ""
-	}
-	if dir, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(dir, "agentrl", "xla-executables")
-	}
 	return ""
-}
-
-// xlaCacheEnabled reports whether the executable cache is on (the default).
-func xlaCacheEnabled() bool {
-	switch strings.ToLower(os.Getenv(XLACacheEnv)) {
-	case "off", "0", "false", "no":
-		return false
-	}
-	return XLACacheDir() != ""
-}
-
-// xlaCacheLimit is the bound of the executable cache's folder in bytes: $AGENTRL_XLA_CACHE_MAX_MB MiB, else
-// XLACacheDefaultMaxMB MiB; 0 (no bound) for a value of 0 or less.
-func xlaCacheLimit() int64 {
-	mb := int64(XLACacheDefaultMaxMB)
-	if v, err := strconv.ParseInt(strings.TrimSpace(os.Getenv(XLACacheMaxEnv)), 10, 64); err == nil {
-		mb = v
-	}
-	if mb <= 0 {
-		return 0
-	}
-	return mb << 20
 }
 
 // xlaCacheIdentity names what, besides the program, decides the code the plugin at pluginPath compiles: the
@@ -82,18 +50,16 @@ func xlaCacheIdentity(pluginPath string) (id string, ok bool) {
 	return "plugin-sha256=" + sum + "\ncpu=" + Processor() + "\nXLA_FLAGS=" + os.Getenv("XLA_FLAGS"), true
 }
 
-// installXLACache puts the executable cache between go-xla and the plugin at pluginPath, an absolute path that
-// the XLA backend is then created with. Where the cache is off, or the plugin cannot be identified or wrapped,
-// it does nothing and the backend loads and compiles as GoMLX does.
-func installXLACache(pluginPath string) {
-	if !xlaCacheEnabled() {
-		return
-	}
+// installXLACache puts the executable cache in folder dir, bounded to limit bytes (0: no bound), between go-xla
+// and the plugin at pluginPath, an absolute path that the XLA backend is then created with. The cache is the
+// process's (go-xla registers a plugin once): the first call installs it, later ones leave it as it is. Where
+// the plugin cannot be identified or wrapped, it does nothing and the backend loads and compiles as GoMLX does.
+func installXLACache(pluginPath, dir string, limit int64) {
 	id, ok := xlaCacheIdentity(pluginPath)
 	if !ok {
 		return
 	}
-	_ = xlacache.Install(pluginPath, xlacache.NewStore(XLACacheDir(), id).SetLimit(xlaCacheLimit()))
+	_ = xlacache.Install(pluginPath, xlacache.NewStore(dir, id).SetLimit(limit))
 }
 
 // XLACacheStats reports this process's use of the executable cache: programs loaded from it, compiled, found

@@ -52,7 +52,7 @@ func TestXLACacheChild(t *testing.T) {
 		t.Skip("runs as a child process of TestXLACacheAcrossProcesses")
 	}
 	cfg := Config{Vocab: 20, MaxLen: 32, DModel: 16, Heads: 2, Layers: 2, MLP: 32}
-	m, err := New(cfg, 3)
+	m, err := New(testEng(), cfg, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestXLACacheChild(t *testing.T) {
 	if _, err := m.WriteTo(h); err != nil {
 		t.Fatal(err)
 	}
-	graphs, _ := CompileStats()
+	graphs, _ := testEng().CompileStats()
 	out, _ := json.Marshal(xlaCacheReport{hex.EncodeToString(h.Sum(nil)), graphs, XLACacheStats()})
 	t.Logf("report %s", out)
 	os.Stdout.WriteString("\nXLACACHE-REPORT " + string(out) + "\n")
@@ -127,7 +127,7 @@ func TestXLACacheAcrossProcesses(t *testing.T) {
 	if os.Getenv(xlaCacheChildEnv) != "" {
 		t.Skip("parent test")
 	}
-	if pureGoBackend() || loadedPJRT == "" {
+	if testEng().pureGo || testEng().plugin == "" {
 		t.Skip("the executable cache serves the XLA backend with a plugin loaded by path")
 	}
 	if testing.Short() {
@@ -184,17 +184,25 @@ func TestXLACacheAcrossProcesses(t *testing.T) {
 	}
 }
 
-// TestXLACacheSettings: a test binary names no cache folder of its own accord (so tests that do not name one
-// run without the cache rather than writing to the user's cache folder), and the bound is read as documented.
+// TestXLACacheSettings: EnvOptions name no cache folder of their own accord (so tests, which use them, run
+// without the cache rather than writing to the user's cache folder unless told to), DefaultOptions name one under
+// the user cache folder, the cache is off where XLACacheEnv says so, and the bound is read as documented.
 func TestXLACacheSettings(t *testing.T) {
 	t.Setenv(XLACacheDirEnv, "")
 	t.Setenv("AGENTRL_CACHE", "")
-	if dir := XLACacheDir(); dir != "" {
-		t.Errorf("XLACacheDir in a test binary with no folder named: %q, want none", dir)
+	if dir := EnvOptions().XLACache; dir != "" {
+		t.Errorf("EnvOptions with no folder named: cache in %q, want none", dir)
 	}
-	if xlaCacheEnabled() {
-		t.Error("the cache is on in a test binary with no folder named")
+	if user, err := os.UserCacheDir(); err == nil {
+		if dir, want := DefaultOptions().XLACache, filepath.Join(user, "agentrl", "xla-executables"); dir != want {
+			t.Errorf("DefaultOptions with no folder named: cache in %q, want %q", dir, want)
+		}
 	}
+	t.Setenv(XLACacheEnv, "off")
+	if dir := DefaultOptions().XLACache; dir != "" {
+		t.Errorf("DefaultOptions with %s=off: cache in %q, want none", XLACacheEnv, dir)
+	}
+	t.Setenv(XLACacheEnv, "")
 	t.Setenv("AGENTRL_CACHE", "/results")
 	if dir := XLACacheDir(); dir != filepath.Join("/results", "xla-executables") {
 		t.Errorf("XLACacheDir under AGENTRL_CACHE: %q", dir)

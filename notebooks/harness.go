@@ -385,11 +385,15 @@ func (r *Runner) Execute(ctx context.Context, src, dst string) error {
 	return nil
 }
 
-// Here returns the Provenance of outputs computed in this process's environment. Without a backend, Numerics
-// is empty, and the cell programs fail the same way.
+// Here returns the Provenance of outputs computed in this process's environment: the numerics of the engine a
+// cell program makes (gomlxmodel.DefaultOptions). Without a backend, Numerics is empty, and the cell programs
+// fail the same way.
 func Here() Provenance {
-	n, _ := gomlxmodel.Numerics()
-	return Provenance{Numerics: n}
+	eng, err := gomlxmodel.NewEngine(gomlxmodel.DefaultOptions())
+	if err != nil {
+		return Provenance{}
+	}
+	return Provenance{Numerics: eng.NumericsKey()}
 }
 
 // Result is what checking one notebook found.

@@ -37,7 +37,7 @@ if err != nil {
 ch.Store.ProgressEvery = time.Second // a progress line shows that a step has ended: the test interrupts after it
 c := agentrl.DefaultBaseConfig()
 c.Demos, c.MappingDemos, c.Steps, c.BatchSize = 64, 64, 1_000_000, 2
-_, err = runs.Base(ch.Store, agentrl.BaseRun{Config: c, Tasks: ch.Train, Tok: ch.Tok})
+_, err = runs.Base(ch.Store, agentrl.BaseRun{Engine: ch.Engine, Config: c, Tasks: ch.Train, Tok: ch.Tok})
 fmt.Println(err)
 `
 

@@ -57,7 +57,7 @@ func Base(s *store.Store, b agentrl.BaseRun) (*gomlxmodel.Model, error) {
 		var model *gomlxmodel.Model
 		src, first := agentrl.NewSource(b.Seed()), 0
 		if state, step, ok := r.Restore(); ok {
-			run, saved, err := decodeState(state)
+			run, saved, err := decodeState(b.Engine, state)
 			if err != nil {
 				r.Unusable(err)
 			} else {
@@ -80,26 +80,27 @@ func Base(s *store.Store, b agentrl.BaseRun) (*gomlxmodel.Model, error) {
 		})
 	}
 	first := func() ([]byte, error) { return baseFirstStep(b) }
-	return store.Resumable(s, k, ModelCodec(), first, compute)
+	return store.Resumable(s, k, ModelCodec(b.Engine), first, compute)
 }
 
-// ModelCodec stores a TinyAgent (weights and optimizer state).
-func ModelCodec() store.Codec[*gomlxmodel.Model] {
+// ModelCodec stores a TinyAgent (weights and optimizer state); it loads them computing on eng.
+func ModelCodec(eng *gomlxmodel.Engine) store.Codec[*gomlxmodel.Model] {
 	return store.Codec[*gomlxmodel.Model]{Encode: func(w io.Writer, m *gomlxmodel.Model) error {
 		_, err := m.WriteTo(w)
 		return err
-	}, Decode: gomlxmodel.ReadModel}
+	}, Decode: func(r io.Reader) (*gomlxmodel.Model, error) { return gomlxmodel.ReadModel(eng, r) }}
 }
 
-// CriticCodec stores a critic.
-func CriticCodec() store.Codec[*gomlxmodel.Critic] {
+// CriticCodec stores a critic; it loads it computing on eng.
+func CriticCodec(eng *gomlxmodel.Engine) store.Codec[*gomlxmodel.Critic] {
 	return store.Codec[*gomlxmodel.Critic]{Encode: func(w io.Writer, c *gomlxmodel.Critic) error {
 		_, err := c.WriteTo(w)
 		return err
-	}, Decode: gomlxmodel.ReadCritic}
+	}, Decode: func(r io.Reader) (*gomlxmodel.Critic, error) { return gomlxmodel.ReadCritic(eng, r) }}
 }
 
-// RunCodec stores a training run (agentrl.WriteRun).
-func RunCodec() store.Codec[*agentrl.Run] {
-	return store.Codec[*agentrl.Run]{Encode: agentrl.WriteRun, Decode: agentrl.ReadRun}
+// RunCodec stores a training run (agentrl.WriteRun); it loads it computing on eng.
+func RunCodec(eng *gomlxmodel.Engine) store.Codec[*agentrl.Run] {
+	return store.Codec[*agentrl.Run]{Encode: agentrl.WriteRun,
+		Decode: func(r io.Reader) (*agentrl.Run, error) { return agentrl.ReadRun(eng, r) }}
 }

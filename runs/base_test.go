@@ -36,7 +36,7 @@ func smallBase(t *testing.T) agentrl.BaseRun {
 	}
 	recipe := agentrl.DefaultBaseConfig()
 	recipe.Demos, recipe.MappingDemos, recipe.Steps, recipe.BatchSize = 8, 0, 2, 4
-	return agentrl.BaseRun{Config: recipe, Tasks: train, Tok: agentrl.BuildTokenizer(all),
+	return agentrl.BaseRun{Engine: runs.TestEngine(), Config: recipe, Tasks: train, Tok: agentrl.BuildTokenizer(all),
 		Env: plainEnv{agentrl.DefaultRLConfig()}}
 }
 

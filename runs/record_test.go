@@ -18,7 +18,7 @@ func TestStepRecordNamesWhatDiffers(t *testing.T) {
 	cfg.Layers, cfg.DModel, cfg.Heads, cfg.MLP = 1, 32, 2, 64
 	newModel := func(seed int64) *gomlxmodel.Model {
 		t.Helper()
-		m, err := gomlxmodel.New(cfg, seed)
+		m, err := gomlxmodel.New(testEngine(), cfg, seed)
 		if err != nil {
 			t.Fatal(err)
 		}

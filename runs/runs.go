@@ -88,7 +88,7 @@ func Train(s *store.Store, base *gomlxmodel.Model, loop agentrl.Loop, inputs ...
 		return nil, fmt.Errorf("runs: Train: %w", err)
 	}
 	first := func() ([]byte, error) { return firstStep(base, loop) }
-	return store.Resumable(s, k, RunCodec(), first, func(r *store.Resume) (*agentrl.Run, error) {
+	return store.Resumable(s, k, RunCodec(base.Engine()), first, func(r *store.Resume) (*agentrl.Run, error) {
 		return train(r, base, loop)
 	})
 }
@@ -117,7 +117,7 @@ func train(r *store.Resume, base *gomlxmodel.Model, loop agentrl.Loop) (*agentrl
 	run, src, first := (*agentrl.Run)(nil), agentrl.NewSource(seed), 0
 	if state, step, ok := r.Restore(); ok {
 		var err error
-		if run, src, err = decodeState(state); err != nil {
+		if run, src, err = decodeState(base.Engine(), state); err != nil {
 			r.Unusable(err)
 			run, src = nil, agentrl.NewSource(seed)
 		} else {
@@ -173,8 +173,8 @@ func encodeState(w io.Writer, run *agentrl.Run, src *rand.PCG) error {
 	return agentrl.WriteRun(w, run)
 }
 
-// decodeState reads what encodeState wrote.
-func decodeState(state []byte) (*agentrl.Run, *rand.PCG, error) {
+// decodeState reads what encodeState wrote, the run's models computing on eng.
+func decodeState(eng *gomlxmodel.Engine, state []byte) (*agentrl.Run, *rand.PCG, error) {
 	if len(state) < 8 {
 		return nil, nil, errors.New("truncated state")
 	}
@@ -186,6 +186,6 @@ func decodeState(state []byte) (*agentrl.Run, *rand.PCG, error) {
 	if err := src.UnmarshalBinary(state[8 : 8+n]); err != nil {
 		return nil, nil, err
 	}
-	run, err := agentrl.ReadRun(bytes.NewReader(state[8+n:]))
+	run, err := agentrl.ReadRun(eng, bytes.NewReader(state[8+n:]))
 	return run, src, err
 }

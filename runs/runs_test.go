@@ -43,7 +43,7 @@ func setup(t *testing.T) (*gomlxmodel.Model, agentrl.GRPO) {
 	tok := agentrl.BuildTokenizer(all)
 	cfg := gomlxmodel.DefaultConfig(tok.VocabSize())
 	cfg.Layers, cfg.DModel, cfg.Heads, cfg.MLP = 1, 32, 2, 64
-	base, err := gomlxmodel.New(cfg, 1)
+	base, err := gomlxmodel.New(runs.TestEngine(), cfg, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,11 @@ func TestHabitsOf(t *testing.T) {
 		t.Fatal(err)
 	}
 	tok := agentrl.BuildTokenizer(all)
-	policy, err := gomlxmodel.New(gomlxmodel.Config{Vocab: tok.VocabSize(), MaxLen: agentrl.ContextLen, DModel: 16, Heads: 2, Layers: 1, MLP: 32}, 3)
+	eng, err := gomlxmodel.NewEngine(gomlxmodel.EnvOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, err := gomlxmodel.New(eng, gomlxmodel.Config{Vocab: tok.VocabSize(), MaxLen: agentrl.ContextLen, DModel: 16, Heads: 2, Layers: 1, MLP: 32}, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

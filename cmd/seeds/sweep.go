@@ -43,14 +43,11 @@ func newLab(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig) (lab, error) {
 }
 
 func run(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig, seeds, sampling []uint64) error {
-	numerics, err := gomlxmodel.Numerics() // the runs, and so the counts, are those of this backend and processor
-	if err != nil {
-		return err
-	}
 	l, err := newLab(baseCfg, rl)
 	if err != nil {
 		return err
 	}
+	numerics := l.ch.Engine.NumericsKey() // the runs, and so the counts, are those of this backend and processor
 	fmt.Printf("numerics %s | base agent %s | RL lr %g, %d minibatches, %d epochs, KL %g | RL seeds %v\n",
 		numerics, baseKey(l.ch, baseCfg), rl.LR, rl.Minibatches, rl.Epochs, rl.KLCoef, seeds)
 	baseHabits, err := trainHabits(l.base, l.ch.Tok, l.ch.Train)
@@ -126,7 +123,7 @@ func printOutcome(o outcome) {
 
 // baseKey is the store's key of the base agent of recipe c for the chapter's tasks and tokenizer.
 func baseKey(ch *ch12.Chapter, c agentrl.BaseConfig) string {
-	key, err := runs.BaseKey(agentrl.BaseRun{Config: c, Tasks: ch.Train, Tok: ch.Tok})
+	key, err := runs.BaseKey(agentrl.BaseRun{Engine: ch.Engine, Config: c, Tasks: ch.Train, Tok: ch.Tok})
 	if err != nil {
 		return "unkeyable: " + err.Error()
 	}

@@ -29,7 +29,11 @@ func TestPyTorchLogits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := gomlxmodel.New(gomlxmodel.DefaultConfig(len(g.Itos)), 3)
+	eng, err := gomlxmodel.NewEngine(gomlxmodel.EnvOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := gomlxmodel.New(eng, gomlxmodel.DefaultConfig(len(g.Itos)), 3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,10 +71,11 @@ Flags:
 }
 
 func run(ctx context.Context, sections string, torch bool) error {
-	numerics, err := gomlxmodel.Numerics()
+	eng, err := gomlxmodel.NewEngine(gomlxmodel.DefaultOptions())
 	if err != nil {
 		return err
 	}
+	numerics := eng.NumericsKey()
 	dir, err := os.MkdirTemp("", "agentrl-bench-")
 	if err != nil {
 		return err
@@ -164,17 +165,17 @@ func compileShare() error {
 	if err != nil {
 		return err
 	}
-	n0, d0 := gomlxmodel.CompileStats()
-	e0, f0 := gomlxmodel.DecodePositions()
-	u0, v0 := gomlxmodel.UpdatePositions()
+	n0, d0 := base.Engine().CompileStats()
+	e0, f0 := base.Engine().DecodePositions()
+	u0, v0 := base.Engine().UpdatePositions()
 	start := time.Now()
 	if _, err := agentrl.TrainRL(policy, ch.Train, ch.Tok, agentrl.DefaultRLConfig(), 40, nil); err != nil {
 		return err
 	}
 	total := time.Since(start)
-	n, d := gomlxmodel.CompileStats()
-	e, f := gomlxmodel.DecodePositions()
-	u, v := gomlxmodel.UpdatePositions()
+	n, d := base.Engine().CompileStats()
+	e, f := base.Engine().DecodePositions()
+	u, v := base.Engine().UpdatePositions()
 	fmt.Printf("%.1fs, of which %d graphs' first calls %.1fs (%.0f%%); executed/needed token positions: sampling %d/%d (%.2f×), updates %d/%d (%.2f×)\n",
 		total.Seconds(), n-n0, (d - d0).Seconds(), 100*(d-d0).Seconds()/total.Seconds(), e-e0, f-f0,
 		ratio(e-e0, f-f0), u-u0, v-v0, ratio(u-u0, v-v0))
