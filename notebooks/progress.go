@@ -254,13 +254,66 @@ func (p *Progress) line(now time.Time) (line, status string) {
 	return line, status
 }
 
-// left estimates the time until the last notebook ends. p.mu is held.
+// left estimates the time until the last notebook ends: the running notebooks' time left and then the pending ones
+// in order, each on the run's slot that is free first, at the run's pace; false when a notebook's time is unknown.
+// p.mu is held.
 func (p *Progress) left(now time.Time) (time.Duration, bool) {
-	// How this run's times compare with the last run's, over the notebooks that finished cleanly and have one (the
-	// store may be warm now and was cold then, or the other way round), and its time per cell.
+	pc := paceOf(p.nbs)
+	var slots []time.Duration // when each of the run's slots is free, from now
+	for _, n := range p.nbs {
+		if n.phase != running {
+			continue
+		}
+		e, ok := pc.expect(n)
+		if !ok {
+			return 0, false
+		}
+		rest := e - now.Sub(n.started)
+		if rest <= 0 { // longer than expected: the cells left at this run's pace
+			rest = pc.perCell * time.Duration(max(0, n.cells-n.done))
+		}
+		slots = append(slots, rest)
+	}
+	for len(slots) < p.jobs {
+		slots = append(slots, 0)
+	}
+	for _, n := range p.nbs {
+		if n.phase != pending {
+			continue
+		}
+		e, ok := pc.expect(n)
+		if !ok {
+			return 0, false
+		}
+		k := 0
+		for j := range slots {
+			if slots[j] < slots[k] {
+				k = j
+			}
+		}
+		slots[k] += e
+	}
+	var end time.Duration
+	for _, s := range slots {
+		end = max(end, s)
+	}
+	return end, true
+}
+
+// pace is how fast a run executes notebooks, compared with the last run.
+type pace struct {
+	// ratio is this run's wall time over the last run's, over the notebooks that finished cleanly and have one (the
+	// store may be warm now and was cold then, or the other way round); 1 before any.
+	ratio float64
+	// perCell is this run's time per executed cell, or before any cell the last run's, scaled by ratio; 0 unknown.
+	perCell time.Duration
+}
+
+// paceOf measures the pace of a run from its notebooks' states.
+func paceOf(nbs []nbState) pace {
 	var actual, prior, observed, priorCellTime time.Duration
 	observedCells, priorCells := 0, 0
-	for _, n := range p.nbs {
+	for _, n := range nbs {
 		switch {
 		case n.phase == finished && !n.failed:
 			if n.prior > 0 {
@@ -278,67 +331,32 @@ func (p *Progress) left(now time.Time) (time.Duration, bool) {
 			priorCells += n.cells
 		}
 	}
-	ratio := 1.0
+	pc := pace{ratio: 1.0}
 	if prior > 0 {
-		ratio = float64(actual) / float64(prior)
+		pc.ratio = float64(actual) / float64(prior)
 	}
-	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) * ratio) }
-	var perCell time.Duration
 	switch {
 	case observedCells > 0:
-		perCell = observed / time.Duration(observedCells)
+		pc.perCell = observed / time.Duration(observedCells)
 	case priorCells > 0:
-		perCell = scale(priorCellTime / time.Duration(priorCells))
+		pc.perCell = pc.scale(priorCellTime / time.Duration(priorCells))
 	}
-	expect := func(n nbState) (time.Duration, bool) {
-		if n.prior > 0 {
-			return scale(n.prior), true
-		}
-		if perCell > 0 && n.cells > 0 {
-			return perCell * time.Duration(n.cells), true
-		}
-		return 0, false
-	}
+	return pc
+}
 
-	var slots []time.Duration // when each of the run's slots is free, from now
-	for _, n := range p.nbs {
-		if n.phase != running {
-			continue
-		}
-		e, ok := expect(n)
-		if !ok {
-			return 0, false
-		}
-		rest := e - now.Sub(n.started)
-		if rest <= 0 { // longer than expected: the cells left at this run's pace
-			rest = perCell * time.Duration(max(0, n.cells-n.done))
-		}
-		slots = append(slots, rest)
+// scale is d, a time of the last run, at this run's pace.
+func (pc pace) scale(d time.Duration) time.Duration { return time.Duration(float64(d) * pc.ratio) }
+
+// expect is how long notebook n takes in all: its time in the last run scaled, or else its cells at perCell; false
+// when neither is known.
+func (pc pace) expect(n nbState) (time.Duration, bool) {
+	if n.prior > 0 {
+		return pc.scale(n.prior), true
 	}
-	for len(slots) < p.jobs {
-		slots = append(slots, 0)
+	if pc.perCell > 0 && n.cells > 0 {
+		return pc.perCell * time.Duration(n.cells), true
 	}
-	for _, n := range p.nbs {
-		if n.phase != pending {
-			continue
-		}
-		e, ok := expect(n)
-		if !ok {
-			return 0, false
-		}
-		k := 0
-		for j := range slots {
-			if slots[j] < slots[k] {
-				k = j
-			}
-		}
-		slots[k] += e
-	}
-	var end time.Duration
-	for _, s := range slots {
-		end = max(end, s)
-	}
-	return end, true
+	return 0, false
 }
 
 // clock formats an elapsed time: 45s, 4m10s, 1h02m.
