@@ -26,7 +26,7 @@ const Env = "AGENTRL_CACHE"
 // verified on every load (a corrupt or partial entry is recomputed, never trusted), and atomic writes.
 //
 // A process reads each entry from disk at most once: Cached keeps the payload of every entry it loaded or stored,
-// and a later Cached of the same key decodes it from memory without a notice.
+// and a later Cached of the same key decodes it from memory and tells no event.
 //
 // The exported fields say how the computations run through the store report and save their progress. Set them
 // before the store is used (they are read without synchronization); their zero values are the defaults.
