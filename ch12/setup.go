@@ -39,7 +39,7 @@ type Chapter struct {
 // Setup makes the chapter's engine from the program's environment (gomlxmodel.DefaultOptions), builds its
 // tokenizer and tasks and opens the default result store. It trains and loads nothing:
 // the base agent is made on the first call of Base. In a GoNB cell program it also makes the Status display the
-// destination of the store's notices and progress lines (its Notices), redrawn every NotebookProgressInterval.
+// observer of the store's events (its Observe), redrawn every NotebookProgressInterval.
 func Setup() (*Chapter, error) { return SetupWith(agentrl.DefaultBaseConfig()) }
 
 // SetupWith is Setup with base as the recipe of the RL base agent (another draw, other demonstrations), which Base

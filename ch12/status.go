@@ -14,81 +14,65 @@ import (
 	"github.com/janpfeifer/gonb/gonbui/protocol"
 )
 
-// Status gathers agentrl's notices (lines starting "cache:" or "progress:") into a short block that is redrawn in
-// place: one line that counts the results loaded from the store, one that counts those verified before they were
-// served (store.Resumable) and how long that took, one per result computed (with its time), any
-// other notice (a warning, an interrupt) as it came, and a live line for the computation under way. When the
-// work ends the live line goes, and what is left is the summary. It is an io.Writer for a store.Store's
-// Notices; a line that is not a notice is kept as it came.
+// Status gathers the store's events into a short block that is redrawn in place: one line that counts the results
+// loaded from the store, one that counts those verified before they were served (store.Resumable) and how long
+// that took, one per result computed (with its time), any other event (a warning, an interrupt) as its line, and a
+// live line for the computation under way (its progress). When the work ends the live line goes, and what is left
+// is the summary. Its Observe is a store.Store's observer; every line it shows is an event's line (Event.String)
+// or a count of them.
 type Status struct {
 	show func(text string) // draws the block (text lines joined by "\n"); called with the lock held
 
 	mu       sync.Mutex
-	partial  string        // an incomplete last line
 	loaded   []string      // keys loaded from the store, in order, without repeats
-	computed []string      // "key in 12s"
+	computed []string      // the lines of the results computed
 	verified []string      // keys whose stored run was verified by its first step, without repeats
 	serves   int           // how many serves were verified
-	verifyIn time.Duration // the time they took
-	notes    []string      // other notices, in order
-	live     string        // the computation under way, or ""
+	verifyIn time.Duration // the time they took, as their lines show it (to the tenth of a second)
+	notes    []string      // the lines of other events, in order
+	live     string        // the line of the computation under way, or ""
 }
 
 // NewStatus returns a Status that draws its block with show.
 func NewStatus(show func(text string)) *Status { return &Status{show: show} }
 
-// Write takes notices, one or more lines at a time (a line may arrive in pieces), and redraws the block.
-func (s *Status) Write(p []byte) (int, error) {
+// Observe takes one event and redraws the block. It may be called from more than one goroutine.
+func (s *Status) Observe(e store.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	text := s.partial + string(p)
-	lines := strings.Split(text, "\n")
-	s.partial = lines[len(lines)-1]
-	for _, l := range lines[:len(lines)-1] {
-		s.take(strings.TrimRight(l, "\r"))
-	}
-	if len(lines) > 1 {
-		s.show(s.text())
-	}
-	return len(p), nil
+	s.take(e)
+	s.show(s.text())
 }
 
-// take files one notice.
-func (s *Status) take(line string) {
-	rest, isCache := strings.CutPrefix(line, "cache: ")
-	switch {
-	case strings.HasPrefix(line, "progress: "):
-		s.live = line
-	case isCache && strings.HasPrefix(rest, "loaded "):
-		key := strings.TrimPrefix(rest, "loaded ")
-		if !slices.Contains(s.loaded, key) {
-			s.loaded = append(s.loaded, key)
+// take files one event.
+func (s *Status) take(e store.Event) {
+	switch e.Kind {
+	case store.Progressed, store.Computing, store.Waiting, store.Verifying:
+		s.live = e.String()
+	case store.Loaded:
+		if !slices.Contains(s.loaded, e.Key) {
+			s.loaded = append(s.loaded, e.Key)
 		}
 		s.live = ""
-	case isCache && strings.HasPrefix(rest, "computed ") && !strings.Contains(rest, "could not"):
-		s.computed = append(s.computed, strings.TrimPrefix(rest, "computed "))
+	case store.Computed:
+		if e.Err != nil { // computed, but it could not be stored: a warning
+			s.notes = append(s.notes, e.String())
+			return
+		}
+		s.computed = append(s.computed, e.String())
 		s.live = ""
-	case isCache && strings.HasPrefix(rest, "resuming "):
-		s.notes = append(s.notes, line) // the summary keeps where the run went on from
-		s.live = line
-	case isCache && strings.HasPrefix(rest, "verified "):
-		fields := strings.Fields(strings.TrimPrefix(rest, "verified "))
-		if !slices.Contains(s.verified, fields[0]) {
-			s.verified = append(s.verified, fields[0])
+	case store.Resuming:
+		s.notes = append(s.notes, e.String()) // the summary keeps where the run went on from
+		s.live = e.String()
+	case store.Verified:
+		if !slices.Contains(s.verified, e.Key) {
+			s.verified = append(s.verified, e.Key)
 		}
 		s.serves++
-		if len(fields) == 3 && fields[1] == "in" {
-			if d, err := time.ParseDuration(fields[2]); err == nil {
-				s.verifyIn += d
-			}
-		}
+		s.verifyIn += e.Took.Round(100 * time.Millisecond)
 		s.live = ""
-	case isCache && (strings.HasPrefix(rest, "computing ") || strings.HasPrefix(rest, "waiting ") ||
-		strings.HasPrefix(rest, "verifying ")):
-		s.live = line
-	case strings.TrimSpace(line) == "":
 	default:
-		s.notes = append(s.notes, line)
+		s.notes = append(s.notes, e.String())
 	}
 }
 
@@ -108,9 +92,7 @@ func (s *Status) text() string {
 		out = append(out, fmt.Sprintf("cache: verified %d serves of %d by their first step again in %s (%s)", s.serves,
 			len(s.verified), s.verifyIn, abbreviate(s.verified, 3)))
 	}
-	for _, c := range s.computed {
-		out = append(out, "cache: computed "+c)
-	}
+	out = append(out, s.computed...)
 	out = append(out, s.notes...)
 	if s.live != "" {
 		out = append(out, s.live)
@@ -142,14 +124,14 @@ var cellStatus = sync.OnceValue(func() *Status {
 	})
 })
 
-// installStatus makes the cell program's Status (one per program, whatever the number of stores) the
-// destination of store's notices and progress lines, with a progress line at most every
-// NotebookProgressInterval; outside GoNB it does nothing (the notices go to stderr).
+// installStatus makes the cell program's Status (one per program, whatever the number of stores) the observer of
+// store's events, with a progress event at most every NotebookProgressInterval; outside GoNB it does nothing (the
+// events' lines go to stderr).
 func installStatus(s *store.Store) {
 	if !gonbui.IsNotebook {
 		return
 	}
-	s.Notices = cellStatus()
+	s.Observe = cellStatus().Observe
 	s.ProgressEvery = NotebookProgressInterval
 }
 

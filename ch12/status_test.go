@@ -1,62 +1,83 @@
 package ch12
 
 import (
-	"fmt"
+	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agentrl-go/agentrl/store"
 )
 
 func TestStatus(t *testing.T) {
+	const why = "the code of main.X"
+	var (
+		loaded    = func(key string) store.Event { return store.Event{Kind: store.Loaded, Key: key} }
+		computing = func(key string) store.Event { return store.Event{Kind: store.Computing, Key: key} }
+		computed  = func(key string, took time.Duration) store.Event {
+			return store.Event{Kind: store.Computed, Key: key, Took: took}
+		}
+		verified = func(key string, took time.Duration) store.Event {
+			return store.Event{Kind: store.Verified, Key: key, Took: took}
+		}
+		verifying = store.Event{Kind: store.Verifying, Key: "run-1", Why: why}
+		progress  = func(name string, step, steps int) store.Event {
+			return store.Event{Kind: store.Progressed, Key: "run-1", Name: name, Step: step, Steps: steps,
+				Elapsed: time.Duration(step) * time.Second, Remaining: time.Duration(steps-step) * time.Second}
+		}
+	)
 	tests := []struct {
 		name   string
-		writes []string
-		want   string // the block after the last write
-		draws  int
+		events []store.Event
+		want   string // the block after the last event
 	}{
-		{"one load", []string{"cache: loaded rl_base-1\n"}, "cache: loaded rl_base-1", 1},
-		{"repeated loads count once",
-			[]string{"cache: loaded a\n", "cache: loaded b\ncache: loaded a\n", "cache: loaded c\n", "cache: loaded d\n"},
-			"cache: loaded 4 stored results (a, b, c and 1 more)", 4},
+		{"one load", []store.Event{loaded("rl_base-1")}, "cache: loaded rl_base-1"},
+		{"repeated loads count once", []store.Event{loaded("a"), loaded("b"), loaded("a"), loaded("c"), loaded("d")},
+			"cache: loaded 4 stored results (a, b, c and 1 more)"},
 		{"a computation leaves its summary",
-			[]string{"cache: computing run-1 (an interrupt saves its progress for the next run)\n",
-				"progress: train_rl step 1/40 | elapsed 1s\n", "progress: train_rl step 40/40 | elapsed 9s\n",
-				"cache: computed run-1 in 9s\n"},
-			"cache: computed run-1 in 9s", 4},
-		{"the live line is the latest",
-			[]string{"cache: loaded rl_base-1\n", "cache: computing run-1 (…)\n", "progress: train_rl step 3/40\n"},
-			"cache: loaded rl_base-1\nprogress: train_rl step 3/40", 3},
-		{"a line in pieces draws once whole",
-			[]string{"cache: lo", "aded x", "\n"}, "cache: loaded x", 1},
+			[]store.Event{computing("run-1"), progress("train_rl", 1, 40), progress("train_rl", 40, 40),
+				computed("run-1", 9400*time.Millisecond)},
+			"cache: computed run-1 in 9s"},
+		{"the live line is the latest", []store.Event{loaded("rl_base-1"), computing("run-1"), progress("train_rl", 3, 40)},
+			"cache: loaded rl_base-1\nprogress: train_rl step 3/40 | elapsed 3s | remaining 37s | "},
+		{"waiting is live", []store.Event{loaded("rl_base-1"), {Kind: store.Waiting, Key: "run-1"}},
+			"cache: loaded rl_base-1\ncache: waiting for run-1 (another process is computing it)"},
 		{"warnings stay",
-			[]string{"cache: computing r (…)\n", "cache: interrupt: progress after step 2 saved; stopping\n",
-				"progress: r step 3/9\n"},
-			"cache: interrupt: progress after step 2 saved; stopping\nprogress: r step 3/9", 3},
+			[]store.Event{computing("r"), {Kind: store.Interrupted, Key: "r.partial", Step: 2}, progress("r", 3, 9)},
+			"cache: interrupt: progress after step 2 saved; stopping at the end of the current step\n" +
+				"progress: r step 3/9 | elapsed 3s | remaining 6s | "},
+		{"a resumed run says where from",
+			[]store.Event{{Kind: store.Resuming, Key: "r.partial", Step: 4}, computed("r", 2*time.Second)},
+			"cache: computed r in 2s\ncache: resuming r.partial after step 4"},
 		{"verified, then loaded",
-			[]string{"cache: loaded rl_base-1\n", "cache: verifying run-1 (its first step again: the code of main.X)\n",
-				"cache: verified run-1 in 0.4s\n", "cache: loaded run-1\n"},
-			"cache: loaded 2 stored results (rl_base-1, run-1)\ncache: verified run-1 by its first step again in 400ms", 4},
+			[]store.Event{loaded("rl_base-1"), verifying, verified("run-1", 420*time.Millisecond), loaded("run-1")},
+			"cache: loaded 2 stored results (rl_base-1, run-1)\ncache: verified run-1 by its first step again in 400ms"},
 		{"verified at every serve",
-			[]string{"cache: verified run-1 in 1.2s\n", "cache: verified run-1 in 1s\n", "cache: verified run-2 in 0.5s\n"},
-			"cache: verified 3 serves of 2 by their first step again in 2.7s (run-1, run-2)", 3},
+			[]store.Event{verified("run-1", 1240*time.Millisecond), verified("run-1", 960*time.Millisecond),
+				verified("run-2", 460*time.Millisecond)},
+			"cache: verified 3 serves of 2 by their first step again in 2.7s (run-1, run-2)"},
 		{"computed otherwise",
-			[]string{"cache: verifying run-1 (…)\n", "cache: run-1: the stored run was computed otherwise (…): computing it again\n",
-				"cache: computing run-1 (…)\n", "cache: computed run-1 in 9s\n"},
-			"cache: computed run-1 in 9s\ncache: run-1: the stored run was computed otherwise (…): computing it again", 4},
-		{"a failed save is a note", []string{"cache: computed k in 1s but could not store it: disk full\n"},
-			"cache: computed k in 1s but could not store it: disk full", 1},
+			[]store.Event{verifying, {Kind: store.Otherwise, Key: "run-1", Why: why, Differs: "in reward"},
+				computing("run-1"), computed("run-1", 9*time.Second)},
+			"cache: computed run-1 in 9s\ncache: run-1: the stored run was computed otherwise (its first step differs: " +
+				"in reward; the key holds the code of main.X, not what it reads at run time): computing it again"},
+		{"not stored", []store.Event{{Kind: store.Computing, Key: "k", Reads: []string{"$HOME"}},
+			{Kind: store.Computed, Key: "k", Took: time.Second, Reads: []string{"$HOME"}}},
+			"cache: computed k in 1s, not stored (its code reads $HOME)"},
+		{"a failed save is a note",
+			[]store.Event{{Kind: store.Computed, Key: "k", Took: time.Second, Err: errors.New("disk full")}},
+			"cache: computed k in 1s but could not store it: disk full"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var last string
 			draws := 0
 			s := NewStatus(func(text string) { last, draws = text, draws+1 })
-			for _, w := range tt.writes {
-				if n, err := fmt.Fprint(s, w); err != nil || n != len(w) {
-					t.Fatalf("Write(%q) = %d, %v", w, n, err)
-				}
+			for _, e := range tt.events {
+				s.Observe(e)
 			}
-			if last != tt.want || draws != tt.draws {
-				t.Errorf("block after %d draws:\n%s\nwant after %d draws:\n%s", draws, last, tt.draws, tt.want)
+			if last != tt.want || draws != len(tt.events) {
+				t.Errorf("block after %d draws:\n%s\nwant after %d draws:\n%s", draws, last, len(tt.events), tt.want)
 			}
 			if strings.Contains(last, "\n\n") {
 				t.Errorf("block has an empty line: %q", last)

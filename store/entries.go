@@ -46,7 +46,7 @@ func (s *Store) saveEntry(k codekey.Keyed, payload []byte) error {
 		err = writeAtomic(filepath.Join(s.dir, k.Key+metaSuffix), data)
 	}
 	if err != nil {
-		s.notef("cache: could not describe %s: %v\n", k.Key, err)
+		s.tell(Event{Kind: DescribeFailed, Key: k.Key, Err: err})
 	}
 	return nil
 }

@@ -9,24 +9,24 @@ import (
 	"syscall"
 )
 
-// lock takes the store's lock of key, for computing it, waiting (after one "cache: waiting for" line) while
+// lock takes the store's lock of key, for computing it, waiting (after one Waiting event) while
 // another process holds it; waited reports whether it did. The lock is an flock(2) lock on the file KEY.lock of
 // the store's directory, which the kernel releases when its holder ends, however it ends. release removes the
-// file, then releases the lock. A lock that cannot be taken (a read-only cache directory) is logged, and the
+// file, then releases the lock. A lock that cannot be taken (a read-only cache directory) is told (LockFailed), and the
 // computation goes on without one.
 func (s *Store) lock(key string) (release func(), waited bool, err error) {
 	path := s.lockPath(key)
 	for {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 		if err != nil {
-			s.notef("cache: cannot lock %s (%v): computing it without waiting for other processes\n", key, err)
+			s.tell(Event{Kind: LockFailed, Key: key, Err: err})
 			return func() {}, waited, nil
 		}
 		fd := int(f.Fd())
 		err = flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			if !waited {
-				s.notef("cache: waiting for %s (another process is computing it)\n", key)
+				s.tell(Event{Kind: Waiting, Key: key})
 			}
 			waited = true
 			err = flock(fd, syscall.LOCK_EX)

@@ -1,19 +1,16 @@
 package store
 
-import (
-	"fmt"
-	"io"
-	"time"
-)
+import "time"
 
 // DefaultProgressEvery is the least wall time between two progress lines of a long run unless its store's
 // ProgressEvery says otherwise.
 const DefaultProgressEvery = 15 * time.Second
 
-// Progress reports "name: step i/n, elapsed, remaining" on a writer at most every interval, and always at the end.
-// Its lines start with "progress:" (the notebook harness drops them).
+// Progress tells the progress of a run of n steps (Progressed events: "name: step i/n, elapsed, remaining") at most
+// every interval, and always at the end. Its lines start with "progress:" (the notebook harness drops them).
 type Progress struct {
-	w        io.Writer
+	tell     func(Event)
+	key      string // the result the run computes, or ""
 	name     string
 	n        int
 	first    int // the first step this process runs (a resumed run starts after 0)
@@ -22,10 +19,9 @@ type Progress struct {
 	interval time.Duration
 }
 
-// NewProgress starts the progress of a run of n steps whose lines go to the store's Notices, at most every
-// ProgressEvery.
+// NewProgress starts the progress of a run of n steps, told to the store's observer at most every ProgressEvery.
 func (s *Store) NewProgress(name string, n int) *Progress {
-	return newProgress(s.notices(), s.progressEvery(), name, n)
+	return newProgress(s.tell, s.progressEvery(), "", name, n)
 }
 
 // progressEvery is ProgressEvery, or its default.
@@ -36,9 +32,9 @@ func (s *Store) progressEvery() time.Duration {
 	return s.ProgressEvery
 }
 
-func newProgress(w io.Writer, interval time.Duration, name string, n int) *Progress {
+func newProgress(tell func(Event), interval time.Duration, key, name string, n int) *Progress {
 	now := time.Now()
-	return &Progress{w: w, name: name, n: n, start: now, last: now, interval: interval}
+	return &Progress{tell: tell, key: key, name: name, n: n, start: now, last: now, interval: interval}
 }
 
 // ResumeAt makes the estimates count from step first, where a resumed run starts.
@@ -56,6 +52,6 @@ func (p *Progress) Done(i int, detail string) {
 	p.last = now
 	elapsed := now.Sub(p.start)
 	eta := time.Duration(float64(elapsed) / float64(i+1-p.first) * float64(p.n-i-1))
-	fmt.Fprintf(p.w, "progress: %s step %d/%d | elapsed %s | remaining %s | %s\n", p.name, i+1, p.n,
-		elapsed.Round(time.Second), eta.Round(time.Second), detail)
+	p.tell(Event{Kind: Progressed, Key: p.key, Name: p.name, Step: i + 1, Steps: p.n, Elapsed: elapsed,
+		Remaining: eta, Detail: detail})
 }

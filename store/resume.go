@@ -97,8 +97,8 @@ var watchInterrupts = func(onInterrupt func()) (stop func()) {
 	}
 }
 
-// Resume saves and restores the checkpoints of the computation stored under one key, and reports on its store's
-// Notices. Resumable gives one to the computation it runs.
+// Resume saves and restores the checkpoints of the computation stored under one key, and tells its store's
+// observer. Resumable gives one to the computation it runs.
 type Resume struct {
 	store       *Store
 	key         string // the checkpoint entry's key: the result's key + ".partial"
@@ -142,12 +142,12 @@ func resumable[T any](s *Store, k codekey.Keyed, codec Codec[T], compute func(r 
 	v, err := cached(s, k, codec, func() (T, error) {
 		r.lastSave = time.Now()
 		defer watchInterrupts(r.interrupt)()
-		s.notef("cache: computing %s (an interrupt saves its progress for the next run)\n", key)
+		s.tell(Event{Kind: Computing, Key: key})
 		return compute(r)
 	})
 	if err == nil {
 		if rmErr := s.Reset(r.key); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
-			s.notef("cache: could not remove %s: %v\n", r.key, rmErr)
+			s.tell(Event{Kind: RemoveFailed, Key: r.key, Err: rmErr})
 		}
 	}
 	return v, err
@@ -159,11 +159,11 @@ func (r *Resume) Restore() (state []byte, steps int, ok bool) {
 	p, err := load(r.store, r.key, checkpointCodec)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
-			r.store.notef("cache: %s unusable (%v): starting over\n", r.key, err)
+			r.store.tell(Event{Kind: StartOver, Key: r.key, Err: err})
 		}
 		return nil, 0, false
 	}
-	r.store.notef("cache: resuming %s after step %d\n", r.key, p.Step)
+	r.store.tell(Event{Kind: Resuming, Key: r.key, Step: p.Step})
 	r.mu.Lock()
 	r.latestStep, r.savedStep = p.Step, p.Step // the store holds it: an interrupt now has nothing newer to save
 	r.mu.Unlock()
@@ -172,7 +172,7 @@ func (r *Resume) Restore() (state []byte, steps int, ok bool) {
 
 // Unusable reports that the state Restore returned cannot be decoded: the computation starts over.
 func (r *Resume) Unusable(err error) {
-	r.store.notef("cache: %s unusable (%v): starting over\n", r.key, err)
+	r.store.tell(Event{Kind: StartOver, Key: r.key, Err: err})
 	r.mu.Lock()
 	r.latestStep, r.savedStep = 0, 0
 	r.mu.Unlock()
@@ -180,7 +180,7 @@ func (r *Resume) Unusable(err error) {
 
 // StepDone is called after step (0-based) of steps. It encodes the state with encode, and saves it when
 // the store's CheckpointEvery has passed since the last save or an interrupt has arrived; after an interrupt it
-// returns an error wrapping ErrInterrupted. A save that fails is logged and the computation goes on. Nothing is
+// returns an error wrapping ErrInterrupted. A save that fails is told (SaveFailed) and the computation goes on. Nothing is
 // saved after the last step: the result itself is stored next.
 func (r *Resume) StepDone(step, steps int, encode func(w io.Writer) error) error {
 	if step+1 == steps {
@@ -208,7 +208,7 @@ func (r *Resume) StepDone(step, steps int, encode func(w io.Writer) error) error
 			return fmt.Errorf("%w after step %d of %d; its progress could not be saved: %w", ErrInterrupted,
 				step+1, steps, err)
 		}
-		r.store.notef("cache: could not save progress after step %d: %v\n", step+1, err)
+		r.store.tell(Event{Kind: SaveFailed, Key: r.key, Step: step + 1, Err: err})
 		return nil
 	}
 	if interrupted {
@@ -225,15 +225,11 @@ func (r *Resume) interrupt() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.latestStep == 0 {
-		r.store.notef("cache: interrupt: stopping at the end of the current step (the first: nothing to save yet)\n")
+		r.store.tell(Event{Kind: Interrupted, Key: r.key})
 		return
 	}
-	if err := r.saveLatest(); err != nil {
-		r.store.notef("cache: interrupt: could not save progress after step %d: %v\n", r.latestStep, err)
-		return
-	}
-	r.store.notef("cache: interrupt: progress after step %d saved; stopping at the end of the current step\n",
-		r.latestStep)
+	err := r.saveLatest()
+	r.store.tell(Event{Kind: Interrupted, Key: r.key, Step: r.latestStep, Err: err})
 }
 
 // saveLatest writes latest to the store unless the store already holds it. r.mu is held.
@@ -249,8 +245,9 @@ func (r *Resume) saveLatest() error {
 	return nil
 }
 
-// Progress starts the progress line of the computation's steps steps, the first of which this process runs is
-// first (a resumed computation's).
+// Progress starts the progress of the computation's steps steps, the first of which this process runs is first (a
+// resumed computation's), told with the result's key.
 func (r *Resume) Progress(name string, steps, first int) *Progress {
-	return r.store.NewProgress(name, steps).ResumeAt(first)
+	s := r.store
+	return newProgress(s.tell, s.progressEvery(), strings.TrimSuffix(r.key, ".partial"), name, steps).ResumeAt(first)
 }

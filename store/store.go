@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,14 +26,18 @@ const Env = "AGENTRL_CACHE"
 // verified on every load (a corrupt or partial entry is recomputed, never trusted), and atomic writes.
 //
 // A process reads each entry from disk at most once: Cached keeps the payload of every entry it loaded or stored,
-// and a later Cached of the same key decodes it from memory without a notice.
+// and a later Cached of the same key decodes it from memory and tells no event.
 //
 // The exported fields say how the computations run through the store report and save their progress. Set them
 // before the store is used (they are read without synchronization); their zero values are the defaults.
 type Store struct {
-	// Notices receives the store's notices, lines that start with "cache:", and the progress lines, which start
-	// with "progress:", of the computations the store runs (Resumable) and of the store's NewProgress. Nil means os.Stderr. Each Write carries whole lines; writes may come from more than
-	// one goroutine (an interrupt's notice comes from a goroutine of its own).
+	// Observe receives the store's events (see Event): what it loaded, computed, verified or did not store, and
+	// the progress of the computations it runs (Resumable) and of its NewProgress. It may be called from more than
+	// one goroutine at once (an interrupt's event comes from a goroutine of its own), and the computation waits
+	// while it runs. Nil means the default: each event's line (Event.String) is written to Notices.
+	Observe func(Event)
+	// Notices receives the default observer's lines (a command's standard error, a test's buffer), one Write a
+	// line, one line at a time. Nil means os.Stderr. It is not used when Observe is set.
 	Notices io.Writer
 	// ProgressEvery is the least wall time between two progress lines of a computation; zero means
 	// DefaultProgressEvery.
@@ -46,19 +49,17 @@ type Store struct {
 
 	dir     string
 	storage *cache.Storage
-	held    sync.Map // key → the payload of an entry this process loaded or stored
+	held    sync.Map   // key → the payload of an entry this process loaded or stored
+	lines   sync.Mutex // held while the default observer writes a line to Notices
 }
 
-// notices is where the store's notices go: Notices, or os.Stderr.
+// notices is where the default observer writes: Notices, or os.Stderr.
 func (s *Store) notices() io.Writer {
 	if s.Notices == nil {
 		return os.Stderr
 	}
 	return s.Notices
 }
-
-// notef writes one notice (a line that starts with "cache:") to the store's Notices.
-func (s *Store) notef(format string, args ...any) { fmt.Fprintf(s.notices(), format, args...) }
 
 // Open opens (creating it if needed) the cache directory dir.
 func Open(dir string) (*Store, error) {
@@ -111,22 +112,21 @@ type Codec[T any] struct {
 	Decode func(io.Reader) (T, error)
 }
 
-// Cached returns the value stored under key, or computes, stores and returns it. It logs "cache: loaded KEY"
-// or "cache: computed KEY in DURATION" (after "cache: KEY unusable (why): recomputing" when the entry failed its
-// checks). A computed value is returned as it reads back from its encoding, so both paths give identical values.
-// A value that could not be stored (a full disk, a read-only cache directory) is still returned: the failure is
-// logged, and the next run computes it again.
+// Cached returns the value stored under key, or computes, stores and returns it. It tells Loaded or Computed
+// (after Unusable when the entry failed its checks). A computed value is returned as it reads back from its encoding, so both paths give identical values.
+// A value that could not be stored (a full disk, a read-only cache directory) is still returned: Computed tells the
+// failure (Event.Err), and the next run computes it again.
 //
 // k must name everything compute reads: make it with codekey.KeyOf from those values (the callers in this module
 // build compute and its key from one value), never by hand. Where k holds code from outside the packages on disk (a
 // cell's), which reads when it runs what the program made of its variables, the value is stored under
 // k.InProgram, the key with the program's code and the how-manieth call this is. Where that code, or the program's,
 // reads what no key can hold (k.Open, k.ProgramOpen: an environment variable, a file), there is nothing to verify
-// a stored value against: Cached computes it, logging "cache: computing KEY (its code reads …, which no key can
-// hold: not stored)", and neither loads nor stores it.
+// a stored value against: Cached computes it, telling Computing and Computed with what the code reads (Event.Reads),
+// and neither loads nor stores it.
 //
 // One process computes a key at a time: a process that finds another computing the same key (two notebooks, a
-// notebook and cmd/seeds) logs "cache: waiting for KEY (another process is computing it)" and loads the result
+// notebook and cmd/seeds) tells Waiting and loads the result
 // once the other has stored it; if the other ends without storing it (killed, failed), it computes it itself.
 func Cached[T any](s *Store, k codekey.Keyed, codec Codec[T], compute func() (T, error)) (T, error) {
 	switch {
@@ -147,14 +147,13 @@ func uncached[T any](s *Store, k codekey.Keyed, codec Codec[T], compute func() (
 	if err := check(s, k.Key, codec.Encode != nil && codec.Decode != nil, compute != nil); err != nil {
 		return zero, err
 	}
-	open := strings.Join(reads, ", ")
-	s.notef("cache: computing %s (its code reads %s, which no key can hold: not stored)\n", k.Key, open)
+	s.tell(Event{Kind: Computing, Key: k.Key, Reads: reads})
 	start := time.Now()
 	v, err := compute()
 	if err != nil {
 		return zero, err
 	}
-	s.notef("cache: computed %s in %s, not stored (its code reads %s)\n", k.Key, time.Since(start).Round(time.Second), open)
+	s.tell(Event{Kind: Computed, Key: k.Key, Took: time.Since(start), Reads: reads})
 	var payload bytes.Buffer
 	if err := codec.Encode(&payload, v); err != nil {
 		return zero, fmt.Errorf("cache: encode %s: %w", k.Key, err)
@@ -207,16 +206,12 @@ func cached[T any](s *Store, k codekey.Keyed, codec Codec[T], compute func() (T,
 		return zero, fmt.Errorf("cache: encode %s: %w", key, err)
 	}
 	s.held.Store(key, payload.Bytes())
-	if err := s.saveEntry(k, payload.Bytes()); err != nil {
-		s.notef("cache: computed %s in %s but could not store it: %v\n", key,
-			time.Since(start).Round(time.Second), err)
-	} else {
-		s.notef("cache: computed %s in %s\n", key, time.Since(start).Round(time.Second))
-	}
+	err = s.saveEntry(k, payload.Bytes())
+	s.tell(Event{Kind: Computed, Key: key, Took: time.Since(start), Err: err})
 	return codec.Decode(bytes.NewReader(payload.Bytes()))
 }
 
-// loadLogged loads key's entry and logs what it found: "loaded", or why an entry is unusable. It reports whether
+// loadLogged loads key's entry and tells what it found: Loaded, or Unusable and why. It reports whether
 // the value is usable.
 func loadLogged[T any](s *Store, key string, codec Codec[T]) (T, bool) {
 	if payload, ok := s.held.Load(key); ok {
@@ -236,10 +231,10 @@ func loadLogged[T any](s *Store, key string, codec Codec[T]) (T, bool) {
 	case err == nil:
 		s.held.Store(key, payload)
 		s.touch(key)
-		s.notef("cache: loaded %s\n", key)
+		s.tell(Event{Kind: Loaded, Key: key})
 		return v, true
 	case !errors.Is(err, os.ErrNotExist):
-		s.notef("cache: %s unusable (%v): recomputing\n", key, err)
+		s.tell(Event{Kind: Unusable, Key: key, Err: err})
 	}
 	return v, false
 }

@@ -56,22 +56,21 @@ func (s *Store) verify(key, why string, first func() ([]byte, error)) error {
 		return nil // nothing stored: what is computed now keeps its own record
 	}
 	start := time.Now()
-	s.notef("cache: verifying %s (its first step again: %s)\n", key, why)
+	s.tell(Event{Kind: Verifying, Key: key, Why: why})
 	got, err := first()
 	if err != nil {
 		return err
 	}
 	want, err := load(s, key+recordSuffix, recordCodec)
 	if err == nil && bytes.Equal(want, got) {
-		s.notef("cache: verified %s in %s\n", key, time.Since(start).Round(100*time.Millisecond))
+		s.tell(Event{Kind: Verified, Key: key, Took: time.Since(start)})
 		return nil
 	}
 	differs := "no record of it is stored"
 	if err == nil {
 		differs = RecordDiffers(want, got)
 	}
-	s.notef("cache: %s: the stored run was computed otherwise (its first step differs: %s; the key holds %s, not "+
-		"what it reads at run time): computing it again\n", key, differs, why)
+	s.tell(Event{Kind: Otherwise, Key: key, Why: why, Differs: differs})
 	for _, k := range []string{key, key + ".partial"} {
 		if err := s.Reset(k); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("store: removing %s: %w", k, err)
@@ -121,10 +120,10 @@ func (s *Store) has(key string) bool {
 	return err == nil
 }
 
-// saveRecord stores the record of key's first step; a failure is noted (the next load verifies again).
+// saveRecord stores the record of key's first step; a failure is told (the next load verifies again).
 func (s *Store) saveRecord(key string, record []byte) {
 	if err := s.save(key+recordSuffix, record); err != nil {
-		s.notef("cache: could not store the record of %s's first step: %v\n", key, err)
+		s.tell(Event{Kind: RecordFailed, Key: key, Err: err})
 	}
 }
 
