@@ -1,6 +1,13 @@
 package codekey
 
-import "strings"
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+)
 
 // Numerical is a value whose results depend on more than code and values: on the numerics it computes with (a
 // backend, the processor its code is compiled for, flags read when it was made), which it describes in one line.
@@ -21,4 +28,37 @@ func declaresNumerics(comments []string) bool {
 		}
 	}
 	return false
+}
+
+var (
+	writerTo  = reflect.TypeFor[io.WriterTo]()
+	numerical = reflect.TypeFor[Numerical]()
+)
+
+// described writes what a value that describes itself says of itself, and reports whether v is such a value: the
+// numerics of a Numerical one (recorded for Keyed.Numerics), and the hash of what an io.WriterTo one writes (a
+// model's weights). Nothing else of such a value is read.
+func (w *walker) described(v reflect.Value, path string) (bool, error) {
+	t := v.Type()
+	if t.Kind() != reflect.Pointer || v.IsNil() || !v.CanInterface() {
+		return false, nil
+	}
+	isNumerical, isWriter := t.Implements(numerical), t.Implements(writerTo)
+	if isNumerical {
+		d := v.Interface().(Numerical).NumericsKey()
+		if w.found.numerics == nil {
+			w.found.numerics = map[string]bool{}
+		}
+		w.found.numerics[d] = true
+		w.str(d)
+	}
+	if isWriter {
+		var buf bytes.Buffer
+		if _, err := v.Interface().(io.WriterTo).WriteTo(&buf); err != nil {
+			return true, fmt.Errorf("%s (%T): %w", path, v.Interface(), err)
+		}
+		sum := sha256.Sum256(buf.Bytes())
+		w.h.Write(sum[:])
+	}
+	return isNumerical || isWriter, nil
 }

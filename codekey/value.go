@@ -221,11 +221,6 @@ func (w *walker) any(v any, path string) error {
 	return w.value(rv, path)
 }
 
-var (
-	writerTo  = reflect.TypeFor[io.WriterTo]()
-	numerical = reflect.TypeFor[Numerical]()
-)
-
 func (w *walker) value(v reflect.Value, path string) error {
 	t := v.Type()
 	if err := w.typ(t, path); err != nil {
@@ -234,19 +229,8 @@ func (w *walker) value(v reflect.Value, path string) error {
 	if v.CanAddr() && !v.CanInterface() {
 		v = reflect.NewAt(t, unsafe.Pointer(v.UnsafeAddr())).Elem() // an unexported field, read as a value
 	}
-	if t.Kind() == reflect.Pointer && !v.IsNil() && t.Implements(numerical) && v.CanInterface() {
-		d := v.Interface().(Numerical).NumericsKey()
-		if w.found.numerics == nil {
-			w.found.numerics = map[string]bool{}
-		}
-		w.found.numerics[d] = true
-		w.str(d)
-		if !t.Implements(writerTo) {
-			return nil
-		}
-	}
-	if t.Kind() == reflect.Pointer && !v.IsNil() && t.Implements(writerTo) && v.CanInterface() {
-		return w.written(v.Interface().(io.WriterTo), path)
+	if described, err := w.described(v, path); described {
+		return err
 	}
 	switch t.Kind() {
 	case reflect.Bool:
@@ -311,17 +295,6 @@ func (w *walker) value(v reflect.Value, path string) error {
 	default: // channels, unsafe pointers, uintptr
 		return fmt.Errorf("%s: a %s cannot be keyed: pass the values it stands for", path, t.Kind())
 	}
-	return nil
-}
-
-// written writes the hash of what v writes of itself.
-func (w *walker) written(v io.WriterTo, path string) error {
-	var buf bytes.Buffer
-	if _, err := v.WriteTo(&buf); err != nil {
-		return fmt.Errorf("%s (%T): %w", path, v, err)
-	}
-	sum := sha256.Sum256(buf.Bytes())
-	w.h.Write(sum[:])
 	return nil
 }
 

@@ -14,15 +14,15 @@ import (
 // tokens and returns each row's next-token logits. Logits equal the full forward pass
 // (TestDecoderMatchesForward).
 //
-// Shapes are bucketed so decoding never recompiles per step: the cache capacity grows in steps of
-// TimeBucket, or for the split on XLA in powers of two (cacheLen; Step says why it is not allocated at
-// once). How a Step groups rows into executions is its schedule (DecoderSchedule): on XLA one graph
-// over all rows, the number of tokens per row padded to 1, 4, 16, 64 or 256 (stepBucket); on the
-// pure-Go backend the rows with one queued token run apart from those that prefill, which run in
-// groups of the same token bucket (splitBucket). B is bucketed as in Logits; for the split on XLA every
-// cache has splitPageRows rows instead, and a decoder of more rows keeps them in pages of that many. A
-// Decoder is not safe for concurrent use; it reads the model's current weights at each Step. Close frees
-// its caches once it is no longer needed.
+// A Step runs the rows with one queued token apart from those that prefill, which run in groups of
+// the same token bucket (splitBucket), and leaves out rows with nothing queued. On XLA, where every
+// shape of a graph costs a compilation, the executions are padded to a few shapes (fewShapes: rows in
+// powers of two, a cache capacity in powers of two, caches of splitPageRows rows, a decoder of more
+// rows keeping them in pages of that many); on the pure-Go backend the cache grows in steps of
+// TimeBucket and B is bucketed as in Logits. The tests' padded oracle (one graph over all rows per
+// Step, the tokens per row padded to stepBucket) is the schedule the split is checked against. A
+// Decoder is not safe for concurrent use; it reads the model's current weights at each Step. Close
+// frees its caches once it is no longer needed.
 type Decoder struct {
 	m      *Model
 	nRows  int               // B, the number of rows (read-only: Rows)
@@ -235,7 +235,7 @@ func stepBucket(n, maxLen int) int {
 	return n
 }
 
-// Token buckets of ScheduleSplit's prefills. On the pure-Go backend they are powers of two (1, 2 and 3 tokens to
+// Token buckets of the split's prefills. On the pure-Go backend they are powers of two (1, 2 and 3 tokens to
 // 4), where a row's logits and keys are the same, bit for bit, in every power-of-two bucket that holds its queue
 // (TestDecoderScheduleBits: other sizes change the last bits), so they keep stepBucket's bits. On XLA, whose code
 // depends on the shapes anyway, the midpoints from 8 on are buckets too (12, 24, 48, ...): a queue is padded by at
@@ -309,42 +309,48 @@ func (d *Decoder) Step() ([]float32, error) {
 			prefill = append(prefill, b)
 		}
 	}
-	switch {
-	case d.splitPrefill:
-		if len(single) > 0 {
-			if err := d.run(single, 1, d.rowBucket(len(single), 1) < d.bp, logits); err != nil {
-				return nil, err
-			}
-		}
-		// One execution per token bucket, shortest first (the order does not change any result).
-		for len(prefill) > 0 {
-			nb := cfg.MaxLen + 257
-			for _, b := range prefill {
-				nb = min(nb, splitBucket(len(d.queue[b]), cfg.MaxLen, d.buckets))
-			}
-			var group, rest []int
-			for _, b := range prefill {
-				if splitBucket(len(d.queue[b]), cfg.MaxLen, d.buckets) == nb {
-					group = append(group, b)
-				} else {
-					rest = append(rest, b)
-				}
-			}
-			if err := d.run(group, nb, true, logits); err != nil {
-				return nil, err
-			}
-			prefill = rest
-		}
-	default:
-		if err := d.run(append(single, prefill...), stepBucket(n, cfg.MaxLen), false, logits); err != nil {
+	if d.splitPrefill {
+		if err := d.runSplit(single, prefill, logits); err != nil {
 			return nil, err
 		}
+	} else if err := d.run(append(single, prefill...), stepBucket(n, cfg.MaxLen), false, logits); err != nil {
+		return nil, err
 	}
 	for b, q := range d.queue {
 		d.lens[b] += len(q)
 		d.queue[b] = q[:0]
 	}
 	return logits, nil
+}
+
+// runSplit is Step's split schedule: the rows with one queued token in one execution, then the prefilling rows
+// in one execution per token bucket, shortest first (the order does not change any result).
+func (d *Decoder) runSplit(single, prefill []int, logits []float32) error {
+	maxLen := d.m.st.cfg.MaxLen
+	if len(single) > 0 {
+		if err := d.run(single, 1, d.rowBucket(len(single), 1) < d.bp, logits); err != nil {
+			return err
+		}
+	}
+	for len(prefill) > 0 {
+		nb := maxLen + 257
+		for _, b := range prefill {
+			nb = min(nb, splitBucket(len(d.queue[b]), maxLen, d.buckets))
+		}
+		var group, rest []int
+		for _, b := range prefill {
+			if splitBucket(len(d.queue[b]), maxLen, d.buckets) == nb {
+				group = append(group, b)
+			} else {
+				rest = append(rest, b)
+			}
+		}
+		if err := d.run(group, nb, true, logits); err != nil {
+			return err
+		}
+		prefill = rest
+	}
+	return nil
 }
 
 // The split's shapes on XLA (fewShapes). A decoding graph's shape is its rows × token slots × cache capacity,
