@@ -28,10 +28,10 @@ var (
 // Metrics per step: sample-s and update-s (wall), sample-cpu-s and update-cpu-s (process CPU, all threads),
 // tokens (all episodes), tokens/episode, decode-steps (Decoder.Step calls of the rollout: each samples one token
 // for every unfinished episode, so it is the most policy tokens of any episode), and the token positions that
-// sampling and the update executed and needed (sample-executed, sample-needed: gomlxmodel.DecodePositions;
-// update-executed, update-needed: gomlxmodel.UpdatePositions), and the graphs that the timed steps called for the
+// sampling and the update executed and needed (sample-executed, sample-needed: Engine.DecodePositions;
+// update-executed, update-needed: Engine.UpdatePositions), and the graphs that the timed steps called for the
 // first time (new shapes: compiled, or loaded from the compiled-graph cache) and the seconds those first calls took
-// (first-calls, first-call-s: gomlxmodel.CompileStats), which the step times include.
+// (first-calls, first-call-s: Engine.CompileStats), which the step times include.
 func BenchmarkGRPOStep(b *testing.B) {
 	if testing.Short() {
 		b.Skip("GRPO step benchmark skipped under -short")

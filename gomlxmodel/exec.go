@@ -12,7 +12,7 @@ import (
 
 // execUnlocked executes e on a goroutine of its own. The caller may be locked to its OS thread: Go
 // runs package initialization on the main goroutine locked to the main thread, and a GoNB cell
-// computes its var declarations there (a cell's `var base = must(agentrl.MakeRLBase(tok))` trains
+// computes its var declarations there (a cell's `var base = must(ch.Base())` trains
 // the base agent during initialization). SimpleGo's executor, running on the calling goroutine,
 // synchronizes with its workers op by op, and from a locked goroutine every synchronization hands
 // the thread over: a base-agent step took 0.89 s in a var initializer and 0.68 s in main. A fresh

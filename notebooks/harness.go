@@ -57,8 +57,8 @@ type Metadata struct {
 
 // Provenance is what decided the bits of an executed notebook's outputs.
 type Provenance struct {
-	// Numerics is gomlxmodel.Numerics() where the notebook was executed: the backend, and the processor and
-	// XLA_FLAGS on XLA, or the architecture on pure Go. Outputs reproduce exactly only under the same Numerics.
+	// Numerics is the numerics of the engine its cell programs computed on (gomlxmodel.Engine.NumericsKey): the
+	// backend, and the processor and XLA_FLAGS on XLA, or the architecture on pure Go. Outputs reproduce exactly only under the same Numerics.
 	Numerics string `json:"numerics"`
 }
 
