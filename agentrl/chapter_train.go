@@ -114,7 +114,12 @@ func ContextRolloutBatch(model *gomlxmodel.Model, envs []Env, tasks []Task, tok 
 			if len(view) == 0 {
 				return nil, nil, fmt.Errorf("context rollout: the context policy gave episode %d an empty view", b)
 			}
-			cached[b], calls[b] = feedView(dec, b, view, cached[b]), call{view: view}
+			if !hasPrefix(view, cached[b]) {
+				dec.ResetRow(b)
+				cached[b] = nil
+			}
+			dec.Feed(b, view[len(cached[b]):])
+			cached[b], calls[b] = append(cached[b], view[len(cached[b]):]...), call{view: view}
 		}
 		logits, err := dec.Step()
 		if err != nil {
@@ -256,18 +261,6 @@ func ContextStep(policy *gomlxmodel.Model, tasks []Task, tok *Tokenizer, viewOf 
 	return trajs, nil
 }
 
-// feedView makes row b of dec hold view, given the tokens the row holds: it feeds the rest of view when view
-// begins with them, and rebuilds the row from view when the policy removed tokens. It returns what the row holds.
-func feedView(dec *gomlxmodel.Decoder, b int, view, cached []int32) []int32 {
-	if !hasPrefix(view, cached) {
-		dec.ResetRow(b)
-		cached = nil
-	}
-	dec.Feed(b, view[len(cached):])
-	return append(cached, view[len(cached):]...)
-}
-
-// hasPrefix reports whether s begins with prefix.
 func hasPrefix(s, prefix []int32) bool {
 	if len(prefix) > len(s) {
 		return false
