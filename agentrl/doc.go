@@ -137,7 +137,7 @@
 //	(ours: the GRPO loop's seams)              GRPO.With(opts ...RunOption): WithAdvantages(Advantages) (GroupAdvantages
 //	                                               is the default; CreditAdvantages{Scheme, Lambda} is 12.2's),
 //	                                               WithMetric (Run.Metrics), WithSchedule (RampedPenalty),
-//	                                               WithCritic, FreshOptimizer; StepBatch is what they see
+//	                                               WithCritic, FreshOptimizer, InEnv, OnTasks; StepBatch is what they see
 //	(ours: a loop of one's own)              any Loop (Plan, Start, Step); RunLoop(loop, base), Train(loop, run, ...)
 //	(ours: V(s_K) of the last state)           FinalValues(critic, trajs, padID)
 //	(ours, §12.4: what a policy would do next) CallProbs(policy, views, calls, padID)

@@ -153,6 +153,29 @@ func WithCritic(c *gomlxmodel.Critic) RunOption {
 	}
 }
 
+// InEnv plays the run's episodes in the environments maker makes (the book's env_fn) instead of its
+// configuration's own (MakeEnv); it replaces an environment set before it.
+func InEnv(maker EnvMaker) RunOption {
+	return func(g *GRPO) error {
+		if maker == nil {
+			return errors.New("InEnv(nil): pass an EnvMaker (an EnvFactory, or a value with a NewEnv method), or leave the option out")
+		}
+		g.Env = maker
+		return nil
+	}
+}
+
+// OnTasks trains on tasks instead of the run's (the chapter's training tasks); it replaces tasks set before it.
+func OnTasks(tasks []Task) RunOption {
+	return func(g *GRPO) error {
+		if len(tasks) == 0 {
+			return errors.New("OnTasks: no tasks: pass the tasks to train on, or leave the option out")
+		}
+		g.Tasks = tasks
+		return nil
+	}
+}
+
 // FreshOptimizer starts the run's policy with a fresh Adam (zero moments, step count 0), as the book's train_rl
 // does, instead of the optimizer state that the base model carries (see GRPO.FreshOptimizer).
 func FreshOptimizer() RunOption {

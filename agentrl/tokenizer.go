@@ -119,8 +119,8 @@ type UnknownWordsError struct {
 
 func (e *UnknownWordsError) Error() string {
 	return fmt.Sprintf("words outside the vocabulary %q in %q: the policy would read each as <unk>; build the tokenizer "+
-		"with them (agentrl.BuildTokenizer(tasks, words...); in a notebook ch, _ = ch.WithWords(words...), then "+
-		"ch.BaseIn(env) for a base agent trained in the environment that shows them) or use words the vocabulary "+
+		"with them (agentrl.BuildTokenizer(tasks, words...); in a notebook ch, _ = ch.With(ch12.Words(words...), "+
+		"ch12.In(env)) for a base agent trained in the environment that shows them) or use words the vocabulary "+
 		"has (tok.Stoi)", e.Words, e.Text)
 }
 

@@ -18,58 +18,20 @@ import (
 // Steps is the length of the chapter's training runs, the book's 40 GRPO steps.
 const Steps = 40
 
-// Env is the environment of a run: New makes its environments (nil: the configuration's own, agentrl.MakeEnv), and
-// Tasks, when not nil, replaces the training tasks. Both are part of the run's value.
-type Env struct {
-	New   agentrl.EnvMaker
-	Tasks []agentrl.Task
-}
-
-// Run trains (or loads) the chapter's run of cfg: Steps steps of GRPO's loop (agentrl.GRPO) on a copy of the base
-// agent, on the training tasks, in cfg's environment, logging every episode. opts are GRPO's seams.
+// Run is the book's arl.train_rl(policy, train_tasks, tok, cfg, 40, ...) for the chapter: Steps steps of GRPO's
+// loop (agentrl.GRPO) on a copy of the chapter's base agent (Base), on the training tasks, in the chapter's
+// environment (In's; else cfg's own), logging every episode. opts are GRPO's seams (agentrl.WithAdvantages,
+// WithSchedule, WithCritic, InEnv, OnTasks, ...). The run is trained once and stored (runs.Train); the options are
+// checked before the base agent is made or loaded.
 func (c *Chapter) Run(cfg agentrl.RLConfig, opts ...agentrl.RunOption) (*agentrl.Run, error) {
-	return c.RunIn(Env{}, cfg, opts...)
-}
-
-// RunIn is Run in env's environments (and on its tasks, if it names them).
-func (c *Chapter) RunIn(env Env, cfg agentrl.RLConfig, opts ...agentrl.RunOption) (*agentrl.Run, error) {
-	g, err := c.GRPO(env, cfg, opts...)
+	g, err := agentrl.GRPO{Tasks: c.Train, Tok: c.Tok, Cfg: cfg, Steps: Steps, Env: c.env, LogEpisodes: true}.With(opts...)
 	if err != nil {
+		return nil, err
+	}
+	if err := g.Check(); err != nil {
 		return nil, err
 	}
 	return c.RunLoop(g)
-}
-
-// RunFrom is Run from another base agent than the chapter's (a policy trained otherwise, a base of another recipe).
-func (c *Chapter) RunFrom(base *gomlxmodel.Model, cfg agentrl.RLConfig, opts ...agentrl.RunOption) (*agentrl.Run, error) {
-	g, err := c.GRPO(Env{}, cfg, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return c.RunLoopFrom(base, g)
-}
-
-// RunInFrom is RunIn from base instead of the chapter's base agent: a run in an environment of one's own from a base
-// agent trained in it (BaseIn).
-func (c *Chapter) RunInFrom(base *gomlxmodel.Model, env Env, cfg agentrl.RLConfig, opts ...agentrl.RunOption) (*agentrl.Run, error) {
-	g, err := c.GRPO(env, cfg, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return c.RunLoopFrom(base, g)
-}
-
-// GRPO is the value of the chapter's GRPO run of cfg in env with opts, checked.
-func (c *Chapter) GRPO(env Env, cfg agentrl.RLConfig, opts ...agentrl.RunOption) (agentrl.GRPO, error) {
-	tasks := c.Train
-	if env.Tasks != nil {
-		tasks = env.Tasks
-	}
-	g, err := agentrl.GRPO{Tasks: tasks, Tok: c.Tok, Cfg: cfg, Steps: Steps, Env: env.New, LogEpisodes: true}.With(opts...)
-	if err != nil {
-		return g, err
-	}
-	return g, g.Check()
 }
 
 // RunLoop trains (or loads) loop from the chapter's base agent (runs.Train), with the chapter's tasks and tokenizer
@@ -83,11 +45,6 @@ func (c *Chapter) RunLoop(loop agentrl.Loop) (*agentrl.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.RunLoopFrom(base, loop)
-}
-
-// RunLoopFrom is RunLoop from base instead of the chapter's base agent.
-func (c *Chapter) RunLoopFrom(base *gomlxmodel.Model, loop agentrl.Loop) (*agentrl.Run, error) {
 	return runs.Train(c.Store, base, loop, c.Train, c.HeldOutTasks, c.Tok)
 }
 

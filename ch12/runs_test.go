@@ -95,7 +95,7 @@ func TestRunsCheckBeforeBase(t *testing.T) {
 		{"groups of one", func() error { _, err := ch.Run(one); return err }, "GroupSize = 1"},
 		{"a captured value", func() error { _, err := ch.Run(cfg, agentrl.WithAdvantages(capturing)); return err }, "captures lambda"},
 		{"a method value", func() error {
-			_, err := ch.RunIn(Env{New: agentrl.EnvFactory(agentrl.EarlyStop{Cfg: cfg, MaxInvalid: 2}.NewEnv)}, cfg)
+			_, err := ch.Run(cfg, agentrl.InEnv(agentrl.EnvFactory(agentrl.EarlyStop{Cfg: cfg, MaxInvalid: 2}.NewEnv)))
 			return err
 		}, "method value"},
 		{"a nil loop", func() error { _, err := ch.RunLoop(nil); return err }, "nil"},
@@ -124,7 +124,7 @@ func TestRunKeysHoldEveryValue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := func(b *gomlxmodel.Model, env Env, cfg agentrl.RLConfig, opts ...agentrl.RunOption) string {
+	key := func(b *gomlxmodel.Model, env runEnv, cfg agentrl.RLConfig, opts ...agentrl.RunOption) string {
 		t.Helper()
 		g, err := agentrl.GRPO{Tasks: ch.Train, Tok: ch.Tok, Cfg: cfg, Steps: Steps, Env: env.New, LogEpisodes: true}.With(opts...)
 		if err != nil {
@@ -150,29 +150,29 @@ func TestRunKeysHoldEveryValue(t *testing.T) {
 		}
 		keys[k] = name
 	}
-	add("default", key(base, Env{}, cfg))
-	if key(base, Env{}, cfg) != key(base, Env{}, agentrl.DefaultRLConfig()) {
+	add("default", key(base, runEnv{}, cfg))
+	if key(base, runEnv{}, cfg) != key(base, runEnv{}, agentrl.DefaultRLConfig()) {
 		t.Error("the same run has two keys")
 	}
 	for name, c := range mutations(cfg) {
-		add("cfg."+name, key(base, Env{}, c))
+		add("cfg."+name, key(base, runEnv{}, c))
 	}
-	add("early stop 1", key(base, Env{New: agentrl.EarlyStop{Cfg: cfg, MaxInvalid: 1}}, cfg))
-	add("early stop 2", key(base, Env{New: agentrl.EarlyStop{Cfg: cfg, MaxInvalid: 2}}, cfg))
-	add("early stop 1, cost", key(base, Env{New: agentrl.EarlyStop{Cfg: cost, MaxInvalid: 1}}, cfg))
-	add("tasks", key(base, Env{Tasks: ch.Train[:10]}, cfg))
-	add("token 0.95", key(base, Env{}, cost, agentrl.WithCritic(critic), credit("token", 0.95)))
-	add("turn 0.9", key(base, Env{}, cost, agentrl.WithCritic(critic), credit("turn", 0.9)))
-	add("token 0.9", key(base, Env{}, cost, agentrl.WithCritic(critic), credit("token", 0.9)))
-	add("turn 0.95", key(base, Env{}, cost, agentrl.WithCritic(critic), credit("turn", 0.95)))
-	add("cost, no critic", key(base, Env{}, cost))
-	add("cost, critic", key(base, Env{}, cost, agentrl.WithCritic(critic)))
-	add("group advantages", key(base, Env{}, cfg, agentrl.WithAdvantages(agentrl.AdvantageFunc(agentrl.GroupAdvantages))))
-	add("a metric", key(base, Env{}, cfg, agentrl.WithMetric("pass", agentrl.MetricFunc(batchPass))))
-	add("a metric named otherwise", key(base, Env{}, cfg, agentrl.WithMetric("pass rate", agentrl.MetricFunc(batchPass))))
-	add("a schedule", key(base, Env{}, cost, agentrl.WithSchedule(agentrl.RampedPenalty(cost, Steps))))
-	add("fresh optimizer", key(base, Env{}, cfg, agentrl.FreshOptimizer()))
-	add("another base", key(other, Env{}, cfg))
+	add("early stop 1", key(base, runEnv{New: agentrl.EarlyStop{Cfg: cfg, MaxInvalid: 1}}, cfg))
+	add("early stop 2", key(base, runEnv{New: agentrl.EarlyStop{Cfg: cfg, MaxInvalid: 2}}, cfg))
+	add("early stop 1, cost", key(base, runEnv{New: agentrl.EarlyStop{Cfg: cost, MaxInvalid: 1}}, cfg))
+	add("tasks", key(base, runEnv{Tasks: ch.Train[:10]}, cfg))
+	add("token 0.95", key(base, runEnv{}, cost, agentrl.WithCritic(critic), credit("token", 0.95)))
+	add("turn 0.9", key(base, runEnv{}, cost, agentrl.WithCritic(critic), credit("turn", 0.9)))
+	add("token 0.9", key(base, runEnv{}, cost, agentrl.WithCritic(critic), credit("token", 0.9)))
+	add("turn 0.95", key(base, runEnv{}, cost, agentrl.WithCritic(critic), credit("turn", 0.95)))
+	add("cost, no critic", key(base, runEnv{}, cost))
+	add("cost, critic", key(base, runEnv{}, cost, agentrl.WithCritic(critic)))
+	add("group advantages", key(base, runEnv{}, cfg, agentrl.WithAdvantages(agentrl.AdvantageFunc(agentrl.GroupAdvantages))))
+	add("a metric", key(base, runEnv{}, cfg, agentrl.WithMetric("pass", agentrl.MetricFunc(batchPass))))
+	add("a metric named otherwise", key(base, runEnv{}, cfg, agentrl.WithMetric("pass rate", agentrl.MetricFunc(batchPass))))
+	add("a schedule", key(base, runEnv{}, cost, agentrl.WithSchedule(agentrl.RampedPenalty(cost, Steps))))
+	add("fresh optimizer", key(base, runEnv{}, cfg, agentrl.FreshOptimizer()))
+	add("another base", key(other, runEnv{}, cfg))
 }
 
 // batchPass is a metric for TestRunKeysHoldEveryValue.
@@ -220,4 +220,10 @@ func mutations(cfg agentrl.RLConfig) map[string]agentrl.RLConfig {
 	}
 	walk(root, "")
 	return out
+}
+
+// runEnv is the environment and tasks of a run whose key TestRunKeysHoldEveryValue takes.
+type runEnv struct {
+	New   agentrl.EnvMaker
+	Tasks []agentrl.Task
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,29 +34,32 @@ type Chapter struct {
 
 	base   func() (*gomlxmodel.Model, error)
 	recipe agentrl.BaseConfig // the base agent's
-	extra  []string           // words the tokenizer has beyond the tasks' and the gym's (WithWords)
+	extra  []string           // words the tokenizer has beyond the tasks' and the gym's (Words)
+	env    agentrl.EnvMaker   // the chapter's environment (In); nil: each configuration's own
+	from   *gomlxmodel.Model  // the agent runs start from (From); nil: the base agent of recipe in env
 }
 
 // Setup makes the chapter's engine from the program's environment (gomlxmodel.DefaultOptions), builds its
-// tokenizer and tasks and opens the default result store. It trains and loads nothing:
-// the base agent is made on the first call of Base. In a GoNB cell program it also makes the Status display the
-// observer of the store's events (its Observe), redrawn every NotebookProgressInterval.
-func Setup() (*Chapter, error) { return SetupWith(agentrl.DefaultBaseConfig()) }
-
-// SetupWith is Setup with base as the recipe of the RL base agent (another draw, other demonstrations), which Base
-// then makes or loads; every run of the chapter starts from it.
-func SetupWith(base agentrl.BaseConfig) (*Chapter, error) {
-	s, err := store.Default()
-	if err != nil {
+// tokenizer and tasks and opens the default result store, each as opts say otherwise (Recipe, Words, In, From,
+// InStore, OnEngine). It trains and loads nothing: the base agent is made on the first call of Base. In a GoNB
+// cell program it also makes the Status display the observer of the store's events, redrawn every
+// NotebookProgressInterval.
+func Setup(opts ...Option) (*Chapter, error) {
+	var o options
+	if err := o.apply(opts); err != nil {
 		return nil, err
 	}
-	return SetupIn(s, base)
-}
-
-// SetupIn is SetupWith on store instead of the default result store (a command's temporary store, for one).
-func SetupIn(s *store.Store, base agentrl.BaseConfig) (*Chapter, error) {
+	s, eng := o.store, o.engine
+	var err error
 	if s == nil {
-		return nil, errors.New("ch12: SetupIn: the store is nil: open one with store.Open")
+		if s, err = store.Default(); err != nil {
+			return nil, err
+		}
+	}
+	if eng == nil {
+		if eng, err = gomlxmodel.NewEngine(gomlxmodel.DefaultOptions()); err != nil {
+			return nil, err
+		}
 	}
 	all, err := agentrl.MakeTasks(agentrl.SplitAll)
 	if err != nil {
@@ -69,85 +73,88 @@ func SetupIn(s *store.Store, base agentrl.BaseConfig) (*Chapter, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng, err := gomlxmodel.NewEngine(gomlxmodel.DefaultOptions())
-	if err != nil {
-		return nil, err
-	}
 	installStatus(s)
-	c := &Chapter{Engine: eng, Tok: agentrl.BuildTokenizer(all), Train: train, HeldOutTasks: heldOut, Store: s}
-	return c.WithBase(base)
+	c := &Chapter{Engine: eng, Tok: agentrl.BuildTokenizer(all), Train: train, HeldOutTasks: heldOut, Store: s,
+		recipe: agentrl.DefaultBaseConfig()}
+	return c.with(o)
 }
 
-// WithBase returns the chapter with base as the recipe of its RL base agent: the same tokenizer, tasks and store,
-// and runs that start from that agent, made or loaded on the first call of Base.
-func (c *Chapter) WithBase(base agentrl.BaseConfig) (*Chapter, error) {
-	if err := base.Validate(); err != nil {
+// With returns the chapter as opts change it (Recipe, Words, In, From): the same engine, tasks and store, and a
+// base agent of its own where an option changes it, made or loaded on the first call of Base.
+func (c *Chapter) With(opts ...Option) (*Chapter, error) {
+	var o options
+	if err := o.apply(opts); err != nil {
 		return nil, err
 	}
-	with := &Chapter{Engine: c.Engine, Tok: c.Tok, Train: c.Train, HeldOutTasks: c.HeldOutTasks, Store: c.Store,
-		recipe: base, extra: c.extra}
-	with.base = sync.OnceValues(func() (*gomlxmodel.Model, error) {
-		return runs.Base(with.Store, agentrl.BaseRun{Engine: with.Engine, Config: base, Tasks: with.Train, Tok: with.Tok})
+	if o.store != nil || o.engine != nil {
+		return nil, errors.New("ch12: With: InStore and OnEngine are Setup's options: a chapter keeps its store and engine")
+	}
+	return c.with(o)
+}
+
+// with is With of parsed options.
+func (c *Chapter) with(o options) (*Chapter, error) {
+	w := *c
+	newBase := o.recipe != nil || o.env != nil || o.from != nil || w.base == nil
+	if o.recipe != nil {
+		if err := o.recipe.Validate(); err != nil {
+			return nil, err
+		}
+		w.recipe = *o.recipe
+	}
+	if len(o.words) > 0 {
+		var added []string
+		for _, word := range o.words {
+			added = append(added, c.Tok.Unknown(word)...)
+		}
+		if len(added) > 0 {
+			all := append(append([]agentrl.Task(nil), c.Train...), c.HeldOutTasks...)
+			w.extra = append(slices.Clone(c.extra), added...)
+			w.Tok = agentrl.BuildTokenizer(all, w.extra...)
+			newBase = true
+		} else if !newBase {
+			return c, nil // words the vocabulary has already change nothing
+		}
+	}
+	if o.env != nil {
+		w.env = o.env
+	}
+	if o.from != nil {
+		w.from = o.from
+	} else if newBase {
+		w.from = nil
+	}
+	if !newBase {
+		return &w, nil
+	}
+	from, run := w.from, agentrl.BaseRun{Engine: w.Engine, Config: w.recipe, Tasks: w.Train, Tok: w.Tok, Env: w.env}
+	w.base = sync.OnceValues(func() (*gomlxmodel.Model, error) {
+		if from != nil {
+			return from, nil
+		}
+		return runs.Base(w.Store, run)
 	})
-	return with, nil
+	return &w, nil
 }
 
-// WithWords returns the chapter with words added to its tokenizer's vocabulary (the words of an environment's own
-// observations, which would otherwise be an error: agentrl.UnknownWordsError), and so with a base agent of its own
-// for the larger vocabulary, trained with the same recipe (minutes, once) on the first call of Base. That agent
-// knows the words but has never seen them in an observation: for an environment that shows them, train its base
-// agent in that environment (BaseIn). Words the vocabulary has already change nothing: the chapter is returned as
-// it is.
-func (c *Chapter) WithWords(words ...string) (*Chapter, error) {
-	var added []string
-	for _, w := range words {
-		added = append(added, c.Tok.Unknown(w)...)
-	}
-	if len(added) == 0 {
-		return c, nil
-	}
-	all := append(append([]agentrl.Task(nil), c.Train...), c.HeldOutTasks...)
-	with, err := c.WithBase(c.recipe)
-	if err != nil {
-		return nil, err
-	}
-	with.Tok = agentrl.BuildTokenizer(all, append(c.extra, added...)...)
-	with.extra = append(c.extra, added...)
-	return with, nil
-}
-
-// BaseIn is the RL base agent of an environment of one's own: trained as Base's, with the chapter's recipe, tasks
-// and tokenizer (WithWords' words included), on demonstrations played in env's environments, so that it has seen
-// their observations (a new word in them included) before RL starts. It is made once and stored, keyed by env's
-// value and code and the tokenizer; nil env is the chapter's own environment, Base. Train from it with RunInFrom
-// or RunLoopFrom, and evaluate with HeldOutIn.
-func (c *Chapter) BaseIn(env agentrl.EnvMaker) (*gomlxmodel.Model, error) {
-	if env == nil {
-		return c.Base()
-	}
-	return runs.Base(c.Store, agentrl.BaseRun{Engine: c.Engine, Config: c.recipe, Tasks: c.Train, Tok: c.Tok, Env: env})
-}
-
-// Base is the RL base agent (arl.make_rl_base), trained with agentrl.DefaultBaseConfig (SetupWith's recipe) on the
-// training tasks or loaded from the store, once per process. Callers that train must copy it, as agentrl's loops do.
+// Base is the agent the chapter's runs start from: the RL base agent (arl.make_rl_base), trained with the
+// chapter's recipe (agentrl.DefaultBaseConfig, or Recipe's) on the training tasks, in the chapter's environment
+// where In names one, or loaded from the store, once per process; or From's agent. Callers that train must copy
+// it, as agentrl's loops do.
 func (c *Chapter) Base() (*gomlxmodel.Model, error) { return c.base() }
 
-// HeldOut is the book's held_out: behavior statistics of policy on the held-out tasks in cfg's environment,
-// HeldOutEpisodes episodes per task sampled with generator seed HeldOutSeed. It is stored like a training run,
-// keyed by everything the evaluation reads, so a chapter executed again loads it instead of sampling again.
+// HeldOut is the book's held_out: behavior statistics of policy on the held-out tasks in the chapter's environment
+// (In's; else cfg's own), HeldOutEpisodes episodes per task sampled with generator seed HeldOutSeed. It is stored
+// like a training run, keyed by everything the evaluation reads, so a chapter executed again loads it instead of
+// sampling again.
 func (c *Chapter) HeldOut(policy *gomlxmodel.Model, cfg agentrl.RLConfig) (agentrl.Stats, error) {
-	return c.HeldOutIn(nil, policy, cfg)
-}
-
-// HeldOutIn is HeldOut in env's environments (nil: cfg's own), for a run trained in an environment of its own.
-func (c *Chapter) HeldOutIn(env agentrl.EnvMaker, policy *gomlxmodel.Model, cfg agentrl.RLConfig) (agentrl.Stats, error) {
 	if policy == nil {
 		return agentrl.Stats{}, errors.New("ch12: HeldOut: the policy is nil")
 	}
 	if err := cfg.Validate(); err != nil {
 		return agentrl.Stats{}, err
 	}
-	e := evaluation{Policy: policy, Cfg: cfg, Env: env, Tasks: c.HeldOutTasks, Tok: c.Tok, N: HeldOutEpisodes, Seed: HeldOutSeed}
+	e := evaluation{Policy: policy, Cfg: cfg, Env: c.env, Tasks: c.HeldOutTasks, Tok: c.Tok, N: HeldOutEpisodes, Seed: HeldOutSeed}
 	key, err := codekey.KeyOf("held_out", e)
 	if err != nil {
 		return agentrl.Stats{}, fmt.Errorf("ch12: HeldOut: %w", err)

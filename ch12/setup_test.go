@@ -53,13 +53,13 @@ func TestSetupLoadsNothingAndHeldOutIsStored(t *testing.T) {
 	}
 }
 
-// TestWithWords checks that WithWords widens the tokenizer by the words it lacks, and only then.
-func TestWithWords(t *testing.T) {
+// TestWords checks that Words widens the tokenizer by the words it lacks, and only then.
+func TestWords(t *testing.T) {
 	ch := testChapter(t)
-	if same, err := ch.WithWords("read", "passed"); err != nil || same != ch {
+	if same, err := ch.With(Words("read", "passed")); err != nil || same != ch {
 		t.Errorf("words the vocabulary has: %v, a new chapter %v", err, same != ch)
 	}
-	wider, err := ch.WithWords("turns", "left", "turns")
+	wider, err := ch.With(Words("turns", "left", "turns"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,9 +68,9 @@ func TestWithWords(t *testing.T) {
 	}
 }
 
-// TestBaseIn checks that a base agent trained in an environment of one's own is stored apart from the chapter's,
-// and is the chapter's for a nil environment.
-func TestBaseIn(t *testing.T) {
+// TestIn checks that a base agent trained in an environment of one's own is stored apart from the chapter's, that
+// From's agent is the base, and that the options Setup alone takes and nil options are refused.
+func TestIn(t *testing.T) {
 	s, err := store.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ func TestBaseIn(t *testing.T) {
 	s.Notices = &notices
 	recipe := agentrl.DefaultBaseConfig()
 	recipe.Demos, recipe.MappingDemos, recipe.Steps, recipe.BatchSize = 8, 0, 2, 4
-	ch, err := SetupIn(s, recipe)
+	ch, err := Setup(InStore(s), Recipe(recipe))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,10 +87,23 @@ func TestBaseIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if same, err := ch.BaseIn(nil); err != nil || same != base {
-		t.Errorf("BaseIn(nil): %v, another agent than Base's %v", err, same != base)
+	for _, bad := range [][]Option{{In(nil)}, {From(nil)}, {nil}, {InStore(s)}} {
+		if _, err := ch.With(bad...); err == nil {
+			t.Errorf("With(%d options): no error, want one", len(bad))
+		}
 	}
-	in, err := ch.BaseIn(agentrl.EarlyStop{Cfg: agentrl.DefaultRLConfig(), MaxInvalid: 1})
+	from, err := ch.With(From(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if same, err := from.Base(); err != nil || same != base {
+		t.Errorf("From(base).Base(): %v, another agent %v", err, same != base)
+	}
+	inEnv, err := ch.With(In(agentrl.EarlyStop{Cfg: agentrl.DefaultRLConfig(), MaxInvalid: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := inEnv.Base()
 	if err != nil {
 		t.Fatal(err)
 	}

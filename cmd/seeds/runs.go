@@ -241,10 +241,10 @@ func (l lab) pricedErrors(o *outcome, cfg agentrl.RLConfig) error {
 	priced.Reward.InvalidPenalty = 0.1
 	for _, e := range []struct {
 		cfg  agentrl.RLConfig
-		env  ch12.Env
+		opts []agentrl.RunOption
 		into *agentrl.Stats
-	}{{priced, ch12.Env{}, &o.priced}, {cfg, ch12.Env{New: agentrl.EarlyStop{Cfg: cfg, MaxInvalid: 1}}, &o.stopped}} {
-		run, err := l.ch.RunIn(e.env, e.cfg)
+	}{{priced, nil, &o.priced}, {cfg, []agentrl.RunOption{agentrl.InEnv(agentrl.EarlyStop{Cfg: cfg, MaxInvalid: 1})}, &o.stopped}} {
+		run, err := l.ch.Run(e.cfg, e.opts...)
 		if err != nil {
 			return err
 		}

@@ -24,7 +24,7 @@ type lab struct {
 
 // newLab opens the chapter with baseCfg's base agent and makes (or loads) that agent.
 func newLab(baseCfg agentrl.BaseConfig, rl agentrl.RLConfig) (lab, error) {
-	ch, err := ch12.SetupWith(baseCfg)
+	ch, err := ch12.Setup(ch12.Recipe(baseCfg))
 	if err != nil {
 		return lab{}, err
 	}

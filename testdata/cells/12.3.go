@@ -250,7 +250,7 @@ func cell6() {
 func cell7() {
 	rereading := agentrl.DefaultBaseConfig()
 	rereading.RereadProb = 0.2
-	rereadBase := must(must(ch.WithBase(rereading)).Base())
+	rereadCh := must(ch.With(ch12.Recipe(rereading))) // the chapter with that base agent
 	defaultArm := budgetArms[0]
 	bases := []struct {
 		name string
@@ -258,7 +258,7 @@ func cell7() {
 		run  *agentrl.Run
 	}{
 		{"our base agent", rlBase(), armRun(defaultArm)},
-		{"re-reading base", rereadBase, must(ch.RunFrom(rereadBase, defaultArm.cfg))},
+		{"re-reading base", must(rereadCh.Base()), must(rereadCh.Run(defaultArm.cfg))},
 	}
 	reads := func(s agentrl.Stats) float64 { return s.Reads }
 	pass := func(s agentrl.Stats) float64 { return s.PassRate }
@@ -284,17 +284,17 @@ func cell7() {
 func cell8() {
 	weaker := agentrl.DefaultBaseConfig()
 	weaker.MappingRightProb = 0.80
-	bases := []struct {
+	chapters := []struct {
 		name string
-		base *gomlxmodel.Model
-	}{{"ours", rlBase()}, {"weaker mapping", must(must(ch.WithBase(weaker)).Base())}}
+		ch   *ch12.Chapter // its base agent, and its runs from that agent
+	}{{"ours", ch}, {"weaker mapping", must(ch.With(ch12.Recipe(weaker)))}}
 	reads := func(s agentrl.Stats) float64 { return s.Reads }
 	pass := func(s agentrl.Stats) float64 { return s.PassRate }
 	fmt.Println("base agent     | after a read: right edit  any edit | arm           | reads up to 0.85 at step | steps 30-39: reads  pass")
-	for _, b := range bases {
-		habits := habitsOf(b.base)
+	for _, b := range chapters {
+		habits := habitsOf(must(b.ch.Base()))
 		for i, a := range budgetArms[:2] { // the default and the 0.05 penalty
-			h := must(ch.RunFrom(b.base, a.cfg)).History
+			h := must(b.ch.Run(a.cfg)).History
 			probs := strings.Repeat(" ", 34)
 			if i == 0 {
 				probs = fmt.Sprintf("%24.3f %9.3f", habits.RightEdit, habits.Edit)

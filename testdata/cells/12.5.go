@@ -214,13 +214,13 @@ func cell9() {
 	for _, a := range []struct {
 		name string
 		cfg  agentrl.RLConfig
-		env  agentrl.EnvMaker
+		opts []agentrl.RunOption
 	}{
 		{"costs a turn", agentrl.DefaultRLConfig(), nil},
 		{"also costs 0.1", priced, nil},
-		{"ends the episode", agentrl.DefaultRLConfig(), earlyStop},
+		{"ends the episode", agentrl.DefaultRLConfig(), []agentrl.RunOption{agentrl.InEnv(earlyStop)}},
 	} {
-		run := must(ch.RunIn(ch12.Env{New: a.env}, a.cfg))
+		run := must(ch.Run(a.cfg, a.opts...))
 		steps := must(agentrl.LogByStep(run.History, run.Log))
 		fmt.Printf("%-16s |", a.name)
 		for w := 0; w < len(steps); w += 5 {

@@ -94,7 +94,8 @@ func (single formatPass) Metric(s agentrl.StepBatch) float64 {
 }
 
 func mixedRun() *agentrl.Run {
-	return must(ch.RunIn(ch12.Env{New: agentrl.EnvFactory(mixedFactory), Tasks: append(slices.Clone(trainTasks), singles(trainTasks)...)}, mixedCfg,
+	return must(ch.Run(mixedCfg,
+		agentrl.InEnv(agentrl.EnvFactory(mixedFactory)), agentrl.OnTasks(append(slices.Clone(trainTasks), singles(trainTasks)...)),
 		agentrl.WithMetric("single-turn pass", formatPass(true)), agentrl.WithMetric("multi-turn pass", formatPass(false))))
 }
 
