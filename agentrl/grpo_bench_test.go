@@ -13,7 +13,7 @@ import (
 // Flags of BenchmarkGRPOStep (go test ./agentrl -run '^$' -bench GRPOStep -args -grpo.policy FILE ...).
 var (
 	grpoPolicy = flag.String("grpo.policy", "", "BenchmarkGRPOStep starts from the TinyAgent stream in this file "+
-		"(Model.WriteTo; internal/pytorchref/dumpgym -policy writes the chapter's RL base agent) instead of a fresh model")
+		"(Model.WriteTo; cmd/pytorchref/dumpgym -policy writes the chapter's RL base agent) instead of a fresh model")
 )
 
 // BenchmarkGRPOStep times one step of TrainRL with the default RLConfig (8 tasks × 8 episodes, 6 turns,
@@ -21,7 +21,7 @@ var (
 // seeded TinyAgent (DefaultConfig) or, given -grpo.policy, from that model with a fresh Adam: the chapter's
 // workload when it is the chapter's RL base agent. One untimed step first compiles the graphs; each iteration is
 // then one more step of the same run: SampleStep (64 episodes, lockstep KV-cache sampling), then Collate,
-// ComputeAdvantages and RLUpdate. internal/pytorchref/grpo_bench.py is the PyTorch port of the same step and
+// ComputeAdvantages and RLUpdate. cmd/pytorchref/grpo_bench.py is the PyTorch port of the same step and
 // grpo_compare.sh runs both. -grpo.decoder and -grpo.packing select gomlxmodel's decoder schedule and update
 // layout.
 //

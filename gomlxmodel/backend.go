@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentrl-go/agentrl/internal/pjrt"
 	"github.com/gomlx/gomlx/backends"
 	_ "github.com/gomlx/gomlx/backends/default" // registers "go" and, where available, "xla"
 	"github.com/gomlx/gomlx/backends/simplego"
@@ -67,7 +68,7 @@ func newBackend(o Options) (b backends.Backend, plugin string, err error) {
 		}
 	}()
 	installed := installedPJRT(o.PJRTDir)
-	if !XLACompiledIn() {
+	if !xlaRegistered() {
 		installed = "" // GoMLX builds its XLA backend only on some platforms (linux/amd64, darwin)
 	}
 	switch {
@@ -76,7 +77,7 @@ func newBackend(o Options) (b backends.Backend, plugin string, err error) {
 		// Setting GOMLX_NO_AUTO_INSTALL or PJRT_PLUGIN_LIBRARY_PATH here would be too late: GoMLX and
 		// go-xla read them in init(). An absolute plugin path skips both the auto-install (a download)
 		// and the search; "shared_buffers" keeps what the plugin name "cpu" would have enabled.
-		plugin = filepath.Join(installed, PJRTPluginName)
+		plugin = filepath.Join(installed, pjrt.PluginName)
 		config = "xla:" + plugin + ",shared_buffers"
 	case config == "" || config == simplego.BackendName:
 		config = DefaultBackendConfig
@@ -99,9 +100,9 @@ func newBackend(o Options) (b backends.Backend, plugin string, err error) {
 	return b, plugin, nil
 }
 
-// XLACompiledIn reports whether GoMLX's XLA backend is compiled into this program: GoMLX v0.26 registers it on
-// linux/amd64 and darwin, and not under the build tag noxla. Elsewhere an installed PJRT plugin is not used.
-func XLACompiledIn() bool {
+// xlaRegistered reports whether GoMLX's XLA backend is compiled into this program (pjrt.XLACompiledIn says the
+// same without GoMLX, TestXLACompiledIn).
+func xlaRegistered() bool {
 	return slices.Contains(backends.List(), "xla")
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrl-go/agentrl/internal/pjrt"
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
 )
@@ -33,7 +34,7 @@ func TestEngineDefault(t *testing.T) {
 		return
 	}
 	want := "SimpleGo"
-	if installedPJRT(PJRTDir()) != "" {
+	if installedPJRT(pjrt.Dir()) != "" {
 		want = "xla"
 	}
 	if !strings.Contains(strings.ToLower(b.Name()), strings.ToLower(want)) {

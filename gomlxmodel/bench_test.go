@@ -27,8 +27,8 @@ func loop(b *testing.B, fn func()) {
 }
 
 // Benchmarks at TinyAgent's real size (DefaultConfig(150)) and the shapes of the issue; the PyTorch
-// reference in internal/pytorchref/bench.py measures the same model and shapes. Run both with
-// internal/pytorchref/compare.sh, which prints the ratios.
+// reference in cmd/pytorchref/bench.py measures the same model and shapes. Run both with
+// cmd/pytorchref/compare.sh, which prints the ratios.
 
 const (
 	benchVocab = 150

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentrl-go/agentrl/internal/pjrt"
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -81,10 +82,10 @@ type Options struct {
 	XLACacheMax int64
 }
 
-// EnvOptions reads the options from the environment: GOMLX_BACKEND, the plugin folder (PJRTDir), and the
+// EnvOptions reads the options from the environment: GOMLX_BACKEND, the plugin folder (pjrt.Dir), and the
 // executable cache's folder (XLACacheDir; none where XLACacheEnv is "off"), bounded as XLACacheMaxEnv says.
 func EnvOptions() Options {
-	o := Options{Backend: os.Getenv(backends.ConfigEnvVar), PJRTDir: PJRTDir(), XLACacheMax: xlaCacheLimit()}
+	o := Options{Backend: os.Getenv(backends.ConfigEnvVar), PJRTDir: pjrt.Dir(), XLACacheMax: xlaCacheLimit()}
 	if xlaCacheOn() {
 		o.XLACache = XLACacheDir()
 	}

@@ -9,53 +9,27 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentrl-go/agentrl/internal/pjrt"
 )
 
 // The XLA backend runs TinyAgent about ten times faster than the pure-Go backend on CPU, but its PJRT CPU plugin
-// is normally downloaded from the internet at first use. `go run ./kernelsetup` installs a plugin into PJRTDir
+// is normally downloaded from the internet at first use. `go run ./kernelsetup` installs a plugin into pjrt.Dir
 // instead (see kernelsetup/pjrt.go); when one is there, NewEngine uses it.
-
-// PinnedPJRTSHA256 is the SHA-256 of the PJRT CPU plugin that kernelsetup installs on Linux x86-64 (from the wheel
-// lammps-jax-pjrt-cpu 0.11.2), the one that computed the committed notebooks. Numerics names any other plugin
-// build by its hash.
-const PinnedPJRTSHA256 = "ad1309ac822b1b24d51b7f9947c7c9fa9ef5d67f390584cbc3d1fa2428fed9c2"
-
-// PJRTDirEnv overrides the directory that holds the PJRT CPU plugin.
-const PJRTDirEnv = "AGENTRL_PJRT_DIR"
-
-// PJRTPluginName is the file name GoMLX's XLA backend looks for.
-const PJRTPluginName = "pjrt_c_api_cpu_plugin.so"
-
-// PJRTDir is where the PJRT CPU plugin is installed: $AGENTRL_PJRT_DIR, or agentrl/pjrt under the user's data
-// directory ($XDG_DATA_HOME, default ~/.local/share).
-func PJRTDir() string {
-	if dir := os.Getenv(PJRTDirEnv); dir != "" {
-		return dir
-	}
-	data := os.Getenv("XDG_DATA_HOME")
-	if data == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		data = filepath.Join(home, ".local", "share")
-	}
-	return filepath.Join(data, "agentrl", "pjrt")
-}
 
 // installedPJRT returns dir where it holds a PJRT CPU plugin, or "".
 func installedPJRT(dir string) string {
 	if dir == "" {
 		return ""
 	}
-	if st, err := os.Stat(filepath.Join(dir, PJRTPluginName)); err != nil || !st.Mode().IsRegular() {
+	if st, err := os.Stat(filepath.Join(dir, pjrt.PluginName)); err != nil || !st.Mode().IsRegular() {
 		return ""
 	}
 	return dir
 }
 
 // pluginBuild identifies the build of the PJRT plugin file at path (where "", the plugin mapped into this process):
-// "" for the pinned plugin (PinnedPJRTSHA256, so that the committed run's Numerics and cache keys stay as they
+// "" for the pinned plugin (pjrt.PinnedSHA256, so that the committed run's Numerics and cache keys stay as they
 // were), else "sha256:" and the first 16 hex digits of its file's SHA-256, or "unknown" where the file cannot be
 // found or read. Hashing the 200 MB plugin takes about 0.16 s, and every cell program makes an engine, so the
 // hash is kept, keyed by the file's path, size and modification time, in the user cache folder (pluginHashMemo).
@@ -70,7 +44,7 @@ func pluginBuild(path string) string {
 	switch {
 	case err != nil:
 		return "unknown"
-	case sum == PinnedPJRTSHA256:
+	case sum == pjrt.PinnedSHA256:
 		return ""
 	}
 	return "sha256:" + sum[:16]

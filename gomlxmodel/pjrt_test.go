@@ -8,13 +8,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentrl-go/agentrl/internal/pjrt"
+	"github.com/gomlx/gomlx/backends"
 )
 
 // TestPluginHashMemo: the plugin's hash is computed once per file version and then read from the memo; a file
 // changed in place (another modification time) is hashed again.
 func TestPluginHashMemo(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	lib := filepath.Join(t.TempDir(), PJRTPluginName)
+	lib := filepath.Join(t.TempDir(), pjrt.PluginName)
 	os.WriteFile(lib, []byte("plugin build 1"), 0o644)
 	want := sha256.Sum256([]byte("plugin build 1"))
 	got, err := pluginHashMemo(lib)
@@ -52,5 +55,12 @@ func TestNumericsNamesPlugin(t *testing.T) {
 	t.Logf("Numerics = %q (loaded plugin %q, build %q)", n, testEng().plugin, id)
 	if (id == "") == strings.Contains(n, "/plugin=") {
 		t.Errorf("Numerics %q, plugin build %q", n, id)
+	}
+}
+
+// TestXLACompiledIn: the leaf package's answer, read from build constraints without GoMLX, is GoMLX's own.
+func TestXLACompiledIn(t *testing.T) {
+	if pjrt.XLACompiledIn != xlaRegistered() {
+		t.Errorf("pjrt.XLACompiledIn = %v, GoMLX's backends %v", pjrt.XLACompiledIn, backends.List())
 	}
 }

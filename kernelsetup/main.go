@@ -1,7 +1,7 @@
 // Command kernelsetup makes a machine ready to run the chapter's notebooks: it installs GoNB v0.11.1, goimports and
 // gopls into Go's bin folder ($(go env GOBIN), else the bin folder of the first GOPATH entry), sets up Jupyter and
 // registers the GoNB kernel with it (logging to a file in the user cache folder, with Go's bin folder on the
-// kernel's PATH), and, last, installs the PJRT CPU plugin of GoMLX's XLA backend into gomlxmodel.PJRTDir (on Linux
+// kernel's PATH), and, last, installs the PJRT CPU plugin of GoMLX's XLA backend into pjrt.Dir (on Linux
 // x86-64 from a PyPI wheel with `pip download`, checked against its SHA-256, else, or when that fails, with go-xla's
 // installer; see pjrt.go). The plugin is optional: where it cannot be installed, setup says so in one line and the
 // models run on the pure-Go backend.
@@ -36,7 +36,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentrl-go/agentrl/gomlxmodel"
+	"github.com/agentrl-go/agentrl/internal/pjrt"
 	"github.com/agentrl-go/agentrl/internal/setup"
 )
 
@@ -98,7 +98,7 @@ func run(venv, installJupyter, dryRun, xla bool) error {
 		return err
 	}
 	if !xla { // -no-xla: say whether a plugin is there all the same
-		loc.pjrtDir = gomlxmodel.PJRTDir()
+		loc.pjrtDir = pjrt.Dir()
 		s.PJRT = loc.pjrtDir != "" && pjrtInstalled(loc.pjrtDir)
 	}
 	fmt.Println(pjrtHint(s, loc.pjrtDir, xla))
@@ -160,7 +160,7 @@ func locate(xla bool, st stack) (locations, error) {
 		loc.dataDir = venvDataDir(loc.venv)
 	}
 	if xla {
-		loc.pjrtDir = gomlxmodel.PJRTDir() // "" (no home folder): pjrtHint says so at the end
+		loc.pjrtDir = pjrt.Dir() // "" (no home folder): pjrtHint says so at the end
 	}
 	return loc, nil
 }
@@ -315,7 +315,7 @@ func describe(st step) string {
 			}
 		}
 		s = fmt.Sprintf("%s, for %s in %s (optional: on failure the models run on the pure-Go backend)",
-			strings.Join(from, ", else "), gomlxmodel.PJRTPluginName, st.Path)
+			strings.Join(from, ", else "), pjrt.PluginName, st.Path)
 	}
 	return s
 }

@@ -13,22 +13,22 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentrl-go/agentrl/gomlxmodel"
+	"github.com/agentrl-go/agentrl/internal/pjrt"
 	"github.com/gomlx/go-xla/pkg/installer"
 )
 
 // GoMLX's XLA backend needs a PJRT CPU plugin, which GoMLX downloads from GitHub (github.com/gomlx/pjrt-cpu-binaries)
 // with go-xla's installer; some machines reach only package registries. For Linux x86-64, the Python package below
 // ships a plugin (XLA, Apache-2.0) that go-xla v0.1.4 loads (PJRT C API 0.115; go-xla checks no version): we
-// download its wheel with pip, check its hash, and extract the one shared library into gomlxmodel.PJRTDir, where
-// gomlxmodel.Backend finds it. The committed notebooks were computed with it. Where the wheel does not exist or
+// download its wheel with pip, check its hash, and extract the one shared library into pjrt.Dir, where
+// gomlxmodel.NewEngine finds it. The committed notebooks were computed with it. Where the wheel does not exist or
 // cannot be fetched, go-xla's own installer is tried (it publishes no checksums); where that fails too, the models
 // run on the pure-Go backend. The plugin is optional: its step never fails the setup.
 const (
 	pjrtPackage     = "lammps-jax-pjrt-cpu"
 	pjrtVersion     = "0.11.2"
 	pjrtWheelSHA256 = "1319390d948b39f69f7dade496b7c385149d9ca6097a6b62114da113216d9ad1"
-	pjrtLibSHA256   = gomlxmodel.PinnedPJRTSHA256
+	pjrtLibSHA256   = pjrt.PinnedSHA256
 )
 
 // pluginSource is a way to get the PJRT CPU plugin.
@@ -68,12 +68,12 @@ func (st step) installFrom(src pluginSource, dir string) error {
 		return err
 	}
 	// CPUAutoInstall installs go-xla's default plugin version for this platform unless it is there, and links
-	// gomlxmodel.PJRTPluginName to it.
+	// pjrt.PluginName to it.
 	if err := installer.CPUAutoInstall(dir, true, installer.Normal); err != nil {
 		return err
 	}
 	if !goxlaInstalled(dir) {
-		return fmt.Errorf("go-xla's installer left no %s in %s", gomlxmodel.PJRTPluginName, dir)
+		return fmt.Errorf("go-xla's installer left no %s in %s", pjrt.PluginName, dir)
 	}
 	return nil
 }
@@ -99,14 +99,14 @@ func tryPluginSources(dir string, sources []pluginSource, install func(pluginSou
 // pjrtInstalled reports whether dir holds a plugin: the pinned wheel's library, or the one go-xla's installer put
 // there.
 func pjrtInstalled(dir string) bool {
-	sum, err := fileSHA256(filepath.Join(dir, gomlxmodel.PJRTPluginName))
+	sum, err := fileSHA256(filepath.Join(dir, pjrt.PluginName))
 	return err == nil && sum == pjrtLibSHA256 || goxlaInstalled(dir)
 }
 
-// goxlaInstalled reports whether gomlxmodel.PJRTPluginName in dir is go-xla's installer's link to a versioned
+// goxlaInstalled reports whether pjrt.PluginName in dir is go-xla's installer's link to a versioned
 // plugin (pjrt_c_api_cpu_<version>_plugin.so) that is there.
 func goxlaInstalled(dir string) bool {
-	target, err := os.Readlink(filepath.Join(dir, gomlxmodel.PJRTPluginName))
+	target, err := os.Readlink(filepath.Join(dir, pjrt.PluginName))
 	if err != nil || filepath.Base(target) != target {
 		return false
 	}
@@ -143,7 +143,7 @@ func installPJRT(dir, python string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return extractChecked(wheels[0], gomlxmodel.PJRTPluginName, filepath.Join(dir, gomlxmodel.PJRTPluginName), pjrtLibSHA256)
+	return extractChecked(wheels[0], pjrt.PluginName, filepath.Join(dir, pjrt.PluginName), pjrtLibSHA256)
 }
 
 // findPip returns a command that runs pip: python -m pip, with the first of pythons, python3 on PATH and Debian's
@@ -221,7 +221,7 @@ func pjrtHint(s state, dir string, asked bool) string {
 		return "XLA backend: no PJRT CPU plugin is published for " + s.Platform +
 			"; models run on the pure-Go backend"
 	case dir == "":
-		return "XLA backend: no folder for the PJRT CPU plugin (set " + gomlxmodel.PJRTDirEnv +
+		return "XLA backend: no folder for the PJRT CPU plugin (set " + pjrt.DirEnv +
 			"); models run on the pure-Go backend"
 	}
 	return "XLA backend: PJRT CPU plugin not installed; models run on the pure-Go backend (rerun to retry)"

@@ -45,7 +45,7 @@ type state struct {
 	LogDir           bool     // the folder of GoNB's log file exists (the kernel exits at start without it)
 	PJRT             bool     // a PJRT CPU plugin is installed (pjrtInstalled)
 	Platform         string   // GOOS/GOARCH of this machine
-	XLA              bool     // GoMLX's XLA backend is compiled in on this platform (gomlxmodel.XLACompiledIn)
+	XLA              bool     // GoMLX's XLA backend is compiled in on this platform (pjrt.XLACompiledIn)
 
 	// The venv stack's (venv.go): the Python that makes the virtual environment, and what the environment holds.
 	Python           string            // the interpreter (probeBasePython); "" none runs

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrl-go/agentrl/gomlxmodel"
+	"github.com/agentrl-go/agentrl/internal/pjrt"
 )
 
 const gonbVersionM = `/root/go/bin/gonb: go1.26.8
@@ -52,7 +52,7 @@ func names(steps []step) []string {
 
 // Where the tests set up: Go's bin folder, GoNB's log, the plugin's folder, the user's Jupyter data folder and
 // the repository's virtual environment.
-const gonb, logFile, pjrt, userData, venv = "/go/bin/gonb", "/cache/gonb/gonb.log", "/data/agentrl/pjrt",
+const gonb, logFile, pjrtFolder, userData, venv = "/go/bin/gonb", "/cache/gonb/gonb.log", "/data/agentrl/pjrt",
 	"/home/u/.local/share/jupyter", "/repo/.venv"
 
 // at returns the locations of stack st with the plugin's folder pjrtDir.
@@ -85,38 +85,38 @@ func TestPlan(t *testing.T) {
 		installJupyter bool
 		want           []string
 	}{
-		{"ready", ready, pjrt, true, nil},
-		{"fresh", fresh, pjrt, true, all},
-		{"fresh without -install-jupyter", fresh, pjrt, false, noJupyter},
-		{"fresh without apt-get", with(fresh, func(s *state) { s.HaveApt = false }), pjrt, true, noJupyter},
+		{"ready", ready, pjrtFolder, true, nil},
+		{"fresh", fresh, pjrtFolder, true, all},
+		{"fresh without -install-jupyter", fresh, pjrtFolder, false, noJupyter},
+		{"fresh without apt-get", with(fresh, func(s *state) { s.HaveApt = false }), pjrtFolder, true, noJupyter},
 		{"fresh with -no-xla", fresh, "", true, noPlugin},
 		// The plugin is planned last wherever a source serves the platform: go-xla's installer on darwin/arm64,
 		// nothing on darwin/amd64, and nothing where GoMLX does not compile its XLA backend (linux/arm64 in
 		// GoMLX v0.26); Jupyter's steps are the same on all.
 		{"fresh darwin/arm64", with(fresh, func(s *state) { s.Platform = "darwin/arm64"; s.HaveApt = false }),
-			pjrt, true, noJupyter},
+			pjrtFolder, true, noJupyter},
 		{"fresh darwin/amd64", with(fresh, func(s *state) { s.Platform = "darwin/amd64"; s.HaveApt = false }),
-			pjrt, true, all[:5]},
+			pjrtFolder, true, all[:5]},
 		{"fresh linux/arm64", with(fresh, func(s *state) { s.Platform = "linux/arm64"; s.XLA = false }),
-			pjrt, true, noPlugin},
+			pjrtFolder, true, noPlugin},
 		{"fresh linux/arm64 with XLA compiled in", with(fresh, func(s *state) { s.Platform = "linux/arm64" }),
-			pjrt, true, all},
-		{"old gonb", with(ready, func(s *state) { s.GonbVersion = "v0.10.6" }), pjrt, false,
+			pjrtFolder, true, all},
+		{"old gonb", with(ready, func(s *state) { s.GonbVersion = "v0.10.6" }), pjrtFolder, false,
 			[]string{"install gonb v0.11.1", "register the gonb kernel"}},
 		{"kernel with other flags", with(ready, func(s *state) {
 			s.KernelArgv = []string{gonb, "--kernel", "{connection_file}", "--logtostderr"}
-		}), pjrt, false, []string{"set the gonb kernel's argv and PATH"}},
+		}), pjrtFolder, false, []string{"set the gonb kernel's argv and PATH"}},
 		// A kernel.json written before the kernel carried Go's bin folder on its PATH.
-		{"kernel without PATH", with(ready, func(s *state) { s.KernelPath = "" }), pjrt, false,
+		{"kernel without PATH", with(ready, func(s *state) { s.KernelPath = "" }), pjrtFolder, false,
 			[]string{"set the gonb kernel's argv and PATH"}},
-		{"no kernel.json", with(ready, func(s *state) { s.KernelArgv, s.KernelPath = nil, "" }), pjrt, false,
+		{"no kernel.json", with(ready, func(s *state) { s.KernelArgv, s.KernelPath = nil, "" }), pjrtFolder, false,
 			[]string{"register the gonb kernel"}},
 		// The kernel exits at start when its log folder is gone; the argv is right, so nothing else is redone.
-		{"log folder removed", with(ready, func(s *state) { s.LogDir = false }), pjrt, false,
+		{"log folder removed", with(ready, func(s *state) { s.LogDir = false }), pjrtFolder, false,
 			[]string{"create GoNB's log folder"}},
 		// -n must show the download, and a machine without Jupyter must still get the plugin.
 		{"no plugin, no Jupyter", with(ready, func(s *state) { s.PJRT, s.Jupyter, s.Kernelspec = false, "", false }),
-			pjrt, false, []string{"install the PJRT CPU plugin"}},
+			pjrtFolder, false, []string{"install the PJRT CPU plugin"}},
 		{"no plugin, -no-xla", with(ready, func(s *state) { s.PJRT = false }), "", false, nil},
 	} {
 		if got := names(plan(tc.s, at(systemStack, tc.pjrtDir), tc.installJupyter)); !slices.Equal(got, tc.want) {
@@ -124,7 +124,7 @@ func TestPlan(t *testing.T) {
 		}
 	}
 
-	steps := plan(fresh, at(systemStack, pjrt), true)
+	steps := plan(fresh, at(systemStack, pjrtFolder), true)
 	// GoNB is built through a throwaway module: `go install module@v0.11.1` fails on the proxy.
 	if st := steps[0]; st.Kind != runInTmpMod || strings.Join(st.Cmds[len(st.Cmds)-1], " ") != "go install "+gonbModule {
 		t.Errorf("gonb step = %+v", st)
@@ -138,15 +138,15 @@ func TestPlan(t *testing.T) {
 	if apt := steps[5]; !slices.Contains(apt.Env, "DEBIAN_FRONTEND=noninteractive") || !slices.Contains(apt.Cmds[1], aptLockTimeout) {
 		t.Errorf("apt step = %+v", apt)
 	}
-	if st := steps[6]; st.Kind != installPlugin || st.Path != pjrt || !slices.Equal(st.Sources, []pluginSource{fromWheel, fromGoXLA}) ||
+	if st := steps[6]; st.Kind != installPlugin || st.Path != pjrtFolder || !slices.Equal(st.Sources, []pluginSource{fromWheel, fromGoXLA}) ||
 		!strings.Contains(describe(st), "pip download") || !strings.Contains(describe(st), "go-xla's installer") {
 		t.Errorf("PJRT step = %+v (%s)", st, describe(st))
 	}
-	darwin := plan(with(fresh, func(s *state) { s.Platform = "darwin/arm64" }), at(systemStack, pjrt), false)
+	darwin := plan(with(fresh, func(s *state) { s.Platform = "darwin/arm64" }), at(systemStack, pjrtFolder), false)
 	if st := darwin[len(darwin)-1]; !slices.Equal(st.Sources, []pluginSource{fromGoXLA}) || strings.Contains(describe(st), "pip") {
 		t.Errorf("darwin/arm64 PJRT step = %+v (%s)", st, describe(st))
 	}
-	if st := plan(with(ready, func(s *state) { s.KernelPath = "" }), at(systemStack, pjrt), false)[0]; st.Kind != patchKernel ||
+	if st := plan(with(ready, func(s *state) { s.KernelPath = "" }), at(systemStack, pjrtFolder), false)[0]; st.Kind != patchKernel ||
 		st.Path != gonb || st.KernelDir != userData+"/kernels/gonb" {
 		t.Errorf("kernel patch step = %+v", st)
 	}
@@ -208,7 +208,7 @@ func TestPJRTInstalled(t *testing.T) {
 	if pjrtInstalled(dir) {
 		t.Error("empty folder: installed")
 	}
-	lib := filepath.Join(dir, gomlxmodel.PJRTPluginName)
+	lib := filepath.Join(dir, pjrt.PluginName)
 	os.WriteFile(lib, []byte("not the pinned plugin"), 0o644)
 	if pjrtInstalled(dir) {
 		t.Error("unpinned regular file: installed")
@@ -344,7 +344,7 @@ func TestPlanVenv(t *testing.T) {
 		{"old gonb", with(ready, func(s *state) { s.GonbVersion = "v0.10.6" }), false,
 			[]string{"install gonb v0.11.1", "register the gonb kernel"}},
 	} {
-		if got := names(plan(tc.s, at(venvStack, pjrt), tc.installJupyter)); !slices.Equal(got, tc.want) {
+		if got := names(plan(tc.s, at(venvStack, pjrtFolder), tc.installJupyter)); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: plan = %q, want %q", tc.name, got, tc.want)
 		}
 	}
@@ -358,7 +358,7 @@ func TestPlanVenv(t *testing.T) {
 		t.Fatalf("no step %q in %q", name, names(steps))
 		return step{}
 	}
-	steps := plan(fresh, at(venvStack, pjrt), false)
+	steps := plan(fresh, at(venvStack, pjrtFolder), false)
 	sameCmds := func(a, b [][]string) bool { return slices.EqualFunc(a, b, slices.Equal[[]string]) }
 	if st := byName(steps, mkvenv); !sameCmds(st.Cmds, [][]string{{"/usr/bin/python3", "-m", "venv", venv}}) {
 		t.Errorf("venv step = %+v", st)
@@ -377,21 +377,21 @@ func TestPlanVenv(t *testing.T) {
 	if st := byName(steps, "install the PJRT CPU plugin"); st.Python != venv+"/bin/python" {
 		t.Errorf("PJRT step = %+v: pip download must try the environment's pip first", st)
 	}
-	withoutPip := plan(with(fresh, func(s *state) { s.Ensurepip, s.PythonPip = false, "23.0.1" }), at(venvStack, pjrt), false)
+	withoutPip := plan(with(fresh, func(s *state) { s.Ensurepip, s.PythonPip = false, "23.0.1" }), at(venvStack, pjrtFolder), false)
 	if st := byName(withoutPip, mkvenv); !sameCmds(st.Cmds, [][]string{
 		{"/usr/bin/python3", "-m", "venv", "--without-pip", venv},
 		{"/usr/bin/python3", "-m", "pip", "--python", venv + "/bin/python", "install", "--disable-pip-version-check", "--no-input", "pip"},
 	}) {
 		t.Errorf("venv step without ensurepip = %+v", st)
 	}
-	rootApt := plan(with(noPython, func(s *state) { s.Root = true }), at(venvStack, pjrt), true)
+	rootApt := plan(with(noPython, func(s *state) { s.Root = true }), at(venvStack, pjrtFolder), true)
 	if st := byName(rootApt, apt); !slices.Contains(st.Cmds[1], "python3-venv") {
 		t.Errorf("apt step = %+v", st)
 	}
 	if st := byName(rootApt, mkvenv); st.Cmds[0][0] != "/usr/bin/python3" || st.Cmds[0][2] != "venv" {
 		t.Errorf("venv step after apt-get = %+v", st)
 	}
-	repair := plan(with(ready, func(s *state) { s.MissingModules = []string{"nbclient"} }), at(venvStack, pjrt), false)
+	repair := plan(with(ready, func(s *state) { s.MissingModules = []string{"nbclient"} }), at(venvStack, pjrtFolder), false)
 	if !slices.Contains(repair[0].Cmds[0], "--force-reinstall") {
 		t.Errorf("repair step = %+v", repair[0])
 	}

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 
-	"github.com/agentrl-go/agentrl/gomlxmodel"
+	"github.com/agentrl-go/agentrl/internal/pjrt"
 	"github.com/agentrl-go/agentrl/internal/setup"
 )
 
@@ -76,7 +76,7 @@ func probe(loc locations) state {
 		Debian:           isDebian(),
 		PJRT:             loc.pjrtDir != "" && pjrtInstalled(loc.pjrtDir),
 		Platform:         runtime.GOOS + "/" + runtime.GOARCH,
-		XLA:              gomlxmodel.XLACompiledIn(),
+		XLA:              pjrt.XLACompiledIn,
 	}
 	if st, err := os.Stat(filepath.Dir(loc.logFile)); err == nil && st.IsDir() {
 		s.LogDir = true

@@ -3,7 +3,7 @@
 // chapter's time went (its stored results computed, by kind); the share of a default 40-step GRPO run that goes to
 // compiling graphs, with the compiled-graph cache off and on, and the token positions its sampling executed against
 // those it needed (Decoder padding); and, where PyTorch is installed, a GRPO step of the chapter's workload (from its
-// RL base agent) against PyTorch on the XLA and the pure-Go backends (internal/pytorchref/grpo_compare.sh).
+// RL base agent) against PyTorch on the XLA and the pure-Go backends (cmd/pytorchref/grpo_compare.sh).
 // The notebooks execute into a temporary folder with a temporary result store: the committed notebooks and the
 // user's store are not touched.
 //
@@ -47,7 +47,7 @@ Flags:
 		flag.PrintDefaults()
 	}
 	sections := flag.String("sections", "", "comma-separated sections or names to execute (default: the whole chapter)")
-	torch := flag.Bool("torch", true, "compare a GRPO step with PyTorch (internal/pytorchref/grpo_compare.sh) when it is installed")
+	torch := flag.Bool("torch", true, "compare a GRPO step with PyTorch (cmd/pytorchref/grpo_compare.sh) when it is installed")
 	shareRun := flag.Bool("share-run", false, "internal: train one default 40-step run in this process and print its compile share")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -206,7 +206,7 @@ func torchRatios(ctx context.Context) error {
 		return nil
 	}
 	for _, backend := range []string{"xla", "go"} {
-		cmd := exec.CommandContext(ctx, "internal/pytorchref/grpo_compare.sh")
+		cmd := exec.CommandContext(ctx, "cmd/pytorchref/grpo_compare.sh")
 		cmd.Env = append(os.Environ(), "GOMLX_BACKEND="+backend)
 		cmd.Stderr = os.Stderr
 		out, err := cmd.Output()

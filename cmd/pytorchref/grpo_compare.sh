@@ -7,17 +7,17 @@
 # update executed per position they needed, the time Go's timed steps spent on the first calls of graphs (new
 # shapes), and how far the PyTorch model's logits are from Go's.
 #
-#   internal/pytorchref/grpo_compare.sh                                     # from the repository root
-#   GOMLX_BACKEND=go internal/pytorchref/grpo_compare.sh                    # the pure-Go backend
-#   DECODER=split PACKING=packed internal/pytorchref/grpo_compare.sh        # gomlxmodel's split decoder, packed updates
-#   FRESH=1 internal/pytorchref/grpo_compare.sh                             # fresh models instead of the base agent
-#   ROUNDS=3 STEPS=5 TORCH_THREADS=1 GOMAXPROCS=1 internal/pytorchref/grpo_compare.sh
+#   cmd/pytorchref/grpo_compare.sh                                     # from the repository root
+#   GOMLX_BACKEND=go cmd/pytorchref/grpo_compare.sh                    # the pure-Go backend
+#   DECODER=split PACKING=packed cmd/pytorchref/grpo_compare.sh        # gomlxmodel's split decoder, packed updates
+#   FRESH=1 cmd/pytorchref/grpo_compare.sh                             # fresh models instead of the base agent
+#   ROUNDS=3 STEPS=5 TORCH_THREADS=1 GOMAXPROCS=1 cmd/pytorchref/grpo_compare.sh
 #
 # The base agent is the chapter's (ch12's Base) on the default backend, GOMLX_BACKEND unset: loaded from the result
 # store in $AGENTRL_CACHE (else ~/.cache/agentrl), or trained there first (minutes), so both backends replay the
 # same weights. dumpgym writes it with the gym that the Python side replays and the Go model's logits on a few
 # sequences, which grpo_bench.py checks its own against (it fails beyond 1e-4).
-# The Go side uses gomlxmodel.Backend(): GOMLX_BACKEND if set, else XLA when a PJRT CPU plugin is installed
+# The Go side uses the engine of gomlxmodel.DefaultOptions(): GOMLX_BACKEND if set, else XLA when a PJRT CPU plugin is installed
 # (go run ./kernelsetup), else the pure-Go backend, each with its one decoder schedule and update layout. PyTorch: Debian's python3-torch via PYTHON (/usr/bin/python3),
 # TORCH_THREADS threads (2).
 set -euo pipefail
@@ -30,10 +30,10 @@ trap 'rm -rf "$out"' EXIT
 go_args=()
 torch_args=()
 if [[ "${FRESH:-}" == 1 ]]; then
-  go run ./internal/pytorchref/dumpgym > "$out/gym.json"
+  go run ./cmd/pytorchref/dumpgym > "$out/gym.json"
 else
   echo "the chapter's RL base agent (made, or loaded from the store)" >&2
-  env -u GOMLX_BACKEND go run ./internal/pytorchref/dumpgym -policy "$out/base.tinyagent" -logits "$out/logits.json" > "$out/gym.json"
+  env -u GOMLX_BACKEND go run ./cmd/pytorchref/dumpgym -policy "$out/base.tinyagent" -logits "$out/logits.json" > "$out/gym.json"
   go_args+=(-grpo.policy "$out/base.tinyagent")
   torch_args+=(--policy "$out/base.tinyagent" --logits "$out/logits.json")
 fi
@@ -50,7 +50,7 @@ for r in $(seq "$ROUNDS"); do
         v["first-calls/op"], v["first-call-s/op"]
     }' >> "$out/go.txt"
   echo "round $r/$ROUNDS: PyTorch" >&2
-  (cd internal/pytorchref && "$PYTHON" grpo_bench.py "$out/gym.json" "$STEPS" "${torch_args[@]}" > "$out/torch.out" 2> "$out/torch.err") ||
+  (cd cmd/pytorchref && "$PYTHON" grpo_bench.py "$out/gym.json" "$STEPS" "${torch_args[@]}" > "$out/torch.out" 2> "$out/torch.err") ||
     { cat "$out/torch.out" "$out/torch.err" >&2; exit 1; }
   sed -n 's/^RESULT //p' "$out/torch.out" >> "$out/torch.txt"
   sed -n 's/^LOGITS //p' "$out/torch.out" | head -1 > "$out/logits.txt"
@@ -88,7 +88,7 @@ for name in ("sample", "update"):
 print(f"Go graphs first called in the timed steps (compiled, or loaded from the cache): {go['first_calls']:.1f} "
       f"per step, {go['first_call_s']:.3f} s per step (included above)")
 print("load average:", " ".join(open("/proc/loadavg").read().split()[:3]))
-print("GoMLX backend:", os.environ.get("GOMLX_BACKEND") or "default (gomlxmodel.Backend)",
+print("GoMLX backend:", os.environ.get("GOMLX_BACKEND") or "default (gomlxmodel.DefaultOptions)",
       "| decoder:", os.environ.get("DECODER") or "auto", "| packing:", os.environ.get("PACKING") or "auto",
       "| GOMAXPROCS:", os.environ.get("GOMAXPROCS") or "default",
       "| TORCH_THREADS:", os.environ.get("TORCH_THREADS") or "2")

@@ -9,8 +9,8 @@
 // reads into its PyTorch model), and with -logits that agent's logits on a few sequences (see checkSequences), so
 // the PyTorch side can check that it computes the same model.
 //
-//	go run ./internal/pytorchref/dumpgym > /tmp/gym.json
-//	go run ./internal/pytorchref/dumpgym -policy /tmp/base.tinyagent -logits /tmp/logits.json > /tmp/gym.json
+//	go run ./cmd/pytorchref/dumpgym > /tmp/gym.json
+//	go run ./cmd/pytorchref/dumpgym -policy /tmp/base.tinyagent -logits /tmp/logits.json > /tmp/gym.json
 package main
 
 import (

@@ -7,7 +7,7 @@ token_mean PPO-clip update with Adam (lr 7e-4, grad-norm clip 1) on the padded b
 The model is bench.py's TinyAgent blocks (d 64, 4 heads, 3 pre-LN layers, tanh-GELU MLP 192, 256 positions) with
 the Go tokenizer's vocabulary: with --policy, the weights of a TinyAgent stream written by gomlxmodel's
 Model.WriteTo (dumpgym -policy writes the chapter's RL base agent); without, gomlxmodel's GPT-2 initialisation.
-The gym is replayed at the token level from a JSON dump of the Go one (go run ./internal/pytorchref/dumpgym >
+The gym is replayed at the token level from a JSON dump of the Go one (go run ./cmd/pytorchref/dumpgym >
 gym.json): same vocabulary, prompts, read and test observations, hidden verdicts and error observations; calls are
 parsed like agentrl.ParseCall.
 
@@ -348,7 +348,7 @@ def sample_batch(gym, rnd):
 
 def main():
     ap = argparse.ArgumentParser(description="One GRPO step of agentrl in PyTorch (see the module's doc).")
-    ap.add_argument("gym", help="the gym dumped by go run ./internal/pytorchref/dumpgym")
+    ap.add_argument("gym", help="the gym dumped by go run ./cmd/pytorchref/dumpgym")
     ap.add_argument("steps", type=int, nargs="?", default=5, help="timed steps after the warm-up step (0: only the logits check)")
     ap.add_argument("--policy", help="start from this TinyAgent stream (dumpgym -policy) instead of a fresh model")
     ap.add_argument("--logits", help="first check the model's logits against Go's (dumpgym -logits)")

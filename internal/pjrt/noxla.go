@@ -1,0 +1,6 @@
+//go:build !(((linux && amd64) || darwin) && !noxla)
+
+package pjrt
+
+// XLACompiledIn: see xla.go.
+const XLACompiledIn = false
