@@ -198,7 +198,7 @@ func TestExercisesShown(t *testing.T) {
 	}
 	shown := regexp.MustCompile("(?s)<!-- (testdata/exercises/[^ ]+\\.cell) -->\n```go\n(.*?)```\n").FindAllSubmatch(readme, -1)
 	if len(shown) < 2 {
-		t.Fatalf("the exercises' README shows %d exercises, want the worked examples (3 and 4)", len(shown))
+		t.Fatalf("the exercises' README shows %d exercises, want at least two worked examples", len(shown))
 	}
 	for _, m := range shown {
 		want, err := os.ReadFile(string(m[1]))
@@ -211,7 +211,7 @@ func TestExercisesShown(t *testing.T) {
 	}
 }
 
-// TestExercisesCompile adds each exercise of testdata/exercises (a file N-SECTION-name.cell: one GoNB cell, the
+// TestExercisesCompile adds each worked example of testdata/exercises (a file SECTION-name.cell: one GoNB cell, the
 // code a reader adds to a copy of notebook SECTION) to its notebook's cells and type-checks the program, as
 // TestCellsCompile does the chapter's: each exercise takes a few dozen lines that use the chapter's values, not
 // copies of the library's or the other cells' code.
@@ -229,7 +229,7 @@ func TestExercisesCompile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ex := range exercises {
-		section := strings.SplitN(filepath.Base(ex), "-", 3)[1]
+		section, _, _ := strings.Cut(filepath.Base(ex), "-")
 		src, err := os.ReadFile(ex)
 		if err != nil {
 			t.Fatal(err)
