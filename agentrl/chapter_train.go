@@ -1,7 +1,7 @@
 package agentrl
 
 // The chapter's own training-side functions (the ones the book marks #@save). The notebooks show this code,
-// written from this file (notebooks/savedcode_test.go).
+// written from this file (notebooks/harness/savedcode_test.go).
 
 import (
 	"fmt"

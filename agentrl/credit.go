@@ -2,7 +2,7 @@ package agentrl
 
 // Section 12.2's critic-based training: the critic warm-up, train_credit's advantage computation
 // (CriticAdvantages), train_credit as a loop (TrainCredit), and the same computation as a seam of GRPO's loop
-// (CreditAdvantages). The notebook shows this code, written from this file (notebooks/savedcode_test.go).
+// (CreditAdvantages). The notebook shows this code, written from this file (notebooks/harness/savedcode_test.go).
 
 import (
 	"errors"

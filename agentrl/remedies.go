@@ -2,7 +2,7 @@ package agentrl
 
 // A remedy of Section 12.7's first design problem that the book names but does not run: a step cost that ramps
 // in over training. (The other remedy we run, a free allowance of calls, is RewardSpec.FreeCalls.) The 12.7
-// notebook shows this code, written from this file (notebooks/savedcode_test.go).
+// notebook shows this code, written from this file (notebooks/harness/savedcode_test.go).
 
 // RampedPenalty is the schedule of a step penalty ramped in over steps steps: step k charges
 // cfg.Reward.StepPenalty·k/(steps−1) per call, so the first step trains on the verdict alone and the last on the

@@ -26,7 +26,7 @@ import (
 )
 
 // TestSiteInBrowser builds the static edition into a temporary folder, serves it on 127.0.0.1 and opens every
-// page in headless Chromium (Debian's chromium, run as notebooks/browser_test.go runs it: --headless
+// page in headless Chromium (Debian's chromium, run as notebooks/harness/browser_test.go runs it: --headless
 // --dump-dom). It fails when
 //
 //   - the build fails or takes more than two minutes;

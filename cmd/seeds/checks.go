@@ -146,7 +146,7 @@ var checks = []check{
 	{"C28", "single-turn tasks: the multi-turn policy passes ≤ 0.05 and reads ≤ 0.05", func(o outcome) bool {
 		return targets.Holds(targets.C28(row(o.singleTurn)))
 	}},
-	// Figure 12.2's claims (reproduction-targets.md section B; notebooks/bookreport, F2a–F2d).
+	// Figure 12.2's claims (reproduction-targets.md section B; notebooks/harness/bookreport, F2a–F2d).
 	{"F2a", "cost 0.3: turns (5-step average) down to 1.10 by step 15, before the pass rate rises 0.10", func(o outcome) bool {
 		s := o.fig.stats()
 		return targets.Holds(targets.F2a(step(s.dearTurns), step(s.dearRise)))

@@ -1,5 +1,5 @@
 // Package targets holds the mechanism rules (class 3) of the chapter's reproduction targets that two programs
-// decide: the notebooks' book-vs-run report (notebooks/bookreport), on the lines the notebooks print, and
+// decide: the notebooks' book-vs-run report (notebooks/harness/bookreport), on the lines the notebooks print, and
 // cmd/seeds, on the same runs under other RL seeds. Each rule is a function of the numbers it reads that returns
 // its clauses, so both programs hold a run to one set of thresholds, worded the same way.
 //

@@ -108,7 +108,7 @@ func TestThreeTurnRegime(t *testing.T) {
 	}
 }
 
-// TestDescriptions pins the wording the report's known deviations are keyed by (notebooks/bookreport/deviations.md).
+// TestDescriptions pins the wording the report's known deviations are keyed by (notebooks/harness/bookreport/deviations.md).
 func TestDescriptions(t *testing.T) {
 	tests := []struct {
 		clause Clause

@@ -1,7 +1,0 @@
-//go:build !linux
-
-package notebooks
-
-import "os/exec"
-
-func setDeathSignal(*exec.Cmd) {}

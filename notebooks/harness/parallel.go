@@ -1,0 +1,129 @@
+package harness
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// JobsEnv names the environment variable that says how many notebooks TestNotebooks (and, without -jobs, the
+// execute command) executes at once: a positive integer.
+const JobsEnv = "AGENTRL_NOTEBOOK_JOBS"
+
+// DefaultJobs is how many notebooks to execute at once on this machine: one for every core.
+//
+// Each notebook runs on its own kernel, which runs one cell program at a time: a program that trains on XLA's CPU
+// client (its thread pool spreads a step over every core) beside the Go code that samples episodes, after `go build`
+// of the cell. Alone, a notebook leaves cores idle while GoNB builds and starts its cells and while its program runs
+// single-threaded stretches; a second notebook fills them, and two processes on two cores each spend less time in
+// the thread pool's hand-offs than one spread over both. The notebooks share results through the result store,
+// which lets only one process compute a result: the others wait for it and load it, so running them side by side
+// computes nothing twice and prints what each would print alone.
+func DefaultJobs() int { return max(1, runtime.NumCPU()) }
+
+// Jobs returns $AGENTRL_NOTEBOOK_JOBS, or DefaultJobs when it is unset or empty.
+func Jobs() (int, error) {
+	s := strings.TrimSpace(os.Getenv(JobsEnv))
+	if s == "" {
+		return DefaultJobs(), nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s=%q: want a positive number of notebooks to execute at once", JobsEnv, s)
+	}
+	return n, nil
+}
+
+// ForEach calls fn(i, started) for i from 0 to n-1, each on a goroutine of its own, in order and with at most jobs
+// (at least 1) running at once: it calls fn(i+1) only once fn(i) has called started (say, once it has begun its
+// notebook and shown so) or returned, and when fewer than jobs calls are running. It returns when all it started have
+// returned, how many it started (the first, in order): once ctx is done it starts no more. One call's failure is
+// fn's business: it stops no other.
+func ForEach(ctx context.Context, n, jobs int, fn func(i int, started func())) (count int) {
+	slots := make(chan struct{}, max(1, jobs))
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for i := range n {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return count
+		}
+		if ctx.Err() != nil { // both were ready: select chose at random
+			return count
+		}
+		count++
+		wg.Add(1)
+		begun := make(chan struct{})
+		var once sync.Once
+		started := func() { once.Do(func() { close(begun) }) }
+		go func() {
+			defer func() { started(); <-slots; wg.Done() }()
+			fn(i, started)
+		}()
+		<-begun
+	}
+	return count
+}
+
+// WithLog returns a copy of r that logs to w.
+func (r *Runner) WithLog(w io.Writer) *Runner {
+	c := *r
+	c.Log = w
+	return &c
+}
+
+// LongestFirst returns paths in the order in which to start them when jobs notebooks run at once: the longest
+// expected first, the rest in their given order among equals (longest-processing-time-first scheduling: the last
+// notebooks to start are short ones, so the slots end close together). In the chapter's order the longest, 12.3,
+// starts third and ends well after the others. A notebook's expected time is its wall time in prior (the last
+// run's, TimesFile) when prior has every notebook's, else the time its committed outputs say its cells spent
+// computing stored results (StoreActivity: a fresh clone's estimate of a cold run); a notebook without one goes
+// first. With one job the order changes nothing but the reading, and paths come back as given.
+func LongestFirst(paths []string, jobs int, prior map[string]time.Duration) []string {
+	out := slices.Clone(paths)
+	if jobs < 2 {
+		return out
+	}
+	est := func(p string) time.Duration { return prior[filepath.Base(p)] }
+	if slices.ContainsFunc(paths, func(p string) bool { return est(p) <= 0 }) {
+		committed := make(map[string]time.Duration, len(paths))
+		for _, p := range paths {
+			committed[p] = committedCompute(p)
+		}
+		est = func(p string) time.Duration { return committed[p] }
+	}
+	key := func(p string) time.Duration { // unknown first
+		if d := est(p); d > 0 {
+			return d
+		}
+		return math.MaxInt64
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return cmp.Compare(key(b), key(a)) })
+	return out
+}
+
+// committedCompute is the time the committed notebook at path says its cells spent computing stored results (0 if
+// it cannot be read or computed nothing).
+func committedCompute(path string) time.Duration {
+	nb, err := Load(path)
+	if err != nil {
+		return 0
+	}
+	computed, _ := StoreActivity(nb)
+	var total time.Duration
+	for _, c := range computed {
+		total += c.Took
+	}
+	return total
+}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package harness
+
+import "os"
+
+func termWidth(*os.File) int { return 0 }
