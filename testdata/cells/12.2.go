@@ -68,6 +68,7 @@ func MaskedWhiten(x, mask [][]float32) [][]float32 {
 	return out
 }
 
+// Declarations only: this cell computes nothing. Later cells use stepCost, costCfg, WarmCritic, warmedCritic.
 const stepCost = 0.05
 
 var costCfg = func() agentrl.RLConfig {
@@ -238,11 +239,11 @@ func cell2() {
 		tok.VocabSize(), len(trainTasks), len(heldoutTasks), rlBase().NumParams())
 }
 
-func cell4() {
+func cell5() {
 	fmt.Printf("critic with %d parameters warmed up\n", warmedCritic().NumParams())
 }
 
-func cell6() {
+func cell7() {
 	for _, name := range []string{"outcome (GRPO)", "token GAE", "turn GAE"} {
 		run := creditRun(name)
 		s := heldOut(run.Policy, costCfg)
@@ -259,7 +260,7 @@ func cell6() {
 	}
 }
 
-func cell7() {
+func cell9() {
 	ch12.Check(ch.Printed("12.2/explained variance", func(w io.Writer) error { // stored, keyed by this code and the policies
 		token, turn := creditRun("token GAE"), creditRun("turn GAE")
 		_, err := fmt.Fprintf(w, "critic explained variance on held-out episodes: warmed-up %.3f | token GAE %.3f | turn GAE %.3f\n",
@@ -268,7 +269,7 @@ func cell7() {
 	}, creditRun("token GAE").Policy, creditRun("turn GAE").Policy))
 }
 
-func cell8() {
+func cell10() {
 	run := creditRun("turn GAE")
 	trajs := must(agentrl.SampleGroups(run.Policy, nil, heldoutTasks, tok, costCfg, agentrl.NewRNG(7)))
 	// The first successful episode that reads, edits, tests and submits; failing that, the first that reads and passes.

@@ -27,6 +27,7 @@ func heldOut(policy *gomlxmodel.Model, cfg agentrl.RLConfig) agentrl.Stats {
 	return must(ch.HeldOut(policy, cfg))
 }
 
+// Declarations only: this cell computes nothing. Later cells use arm, budgetArms, armRun, lateMean, lateReward.
 // arm is one configuration of this section's comparison.
 type arm struct {
 	name string
@@ -62,6 +63,7 @@ func lateReward(run *agentrl.Run) float64 {
 	return lateMean(run.History, func(s agentrl.Stats) float64 { return s.Reward })
 }
 
+// Declarations only: this cell computes nothing. Later cells use fig122Curve, firstStep.
 // fig122Curve is one of Figure 12.2's curves: a training-batch statistic of a run's history, 5-step moving average.
 func fig122Curve(history []agentrl.StepStats, value func(agentrl.Stats) float64) []float64 {
 	var ys []float64
@@ -79,6 +81,7 @@ func firstStep(ys []float64, from int, ok func(float64) bool) string {
 	return "-"
 }
 
+// Declarations only: this cell computes nothing. Later cells use habitsOf.
 // readHabits are a policy's next-call probabilities around a read, averaged over the training tasks, 16 renamings
 // each (seed 7). Exact: nothing is sampled.
 type readHabits struct {
@@ -119,6 +122,7 @@ func habitsOf(policy *gomlxmodel.Model) readHabits {
 	return h
 }
 
+// Declarations only: this cell computes nothing. Later cells use passByOp.
 // passByOp samples policy 16 times on each task (seed 7) in cfg's environment and returns its pass rate per op
 // the tasks need, in agentrl.Ops() order, then over all tasks.
 func passByOp(policy *gomlxmodel.Model, tasks []agentrl.Task, cfg agentrl.RLConfig) []float64 {
@@ -146,7 +150,7 @@ func cell2() {
 		tok.VocabSize(), len(trainTasks), len(heldoutTasks), rlBase().NumParams())
 }
 
-func cell3() {
+func cell4() {
 	runs := make([]*agentrl.Run, len(budgetArms))
 	for i, a := range budgetArms {
 		runs[i] = armRun(a)
@@ -163,7 +167,7 @@ func cell3() {
 	}
 }
 
-func cell4() {
+func cell5() {
 	fmt.Printf("%-13s | held-out pass  reads  tests  edits  turns | batch reward, steps 30-39\n", "arm")
 	for _, a := range budgetArms {
 		run := armRun(a)
@@ -172,7 +176,7 @@ func cell4() {
 	}
 }
 
-func cell5() {
+func cell6() {
 	histories := make([][]agentrl.StepStats, len(budgetArms)) // each arm's run, loaded once
 	for i, a := range budgetArms {
 		histories[i] = armRun(a).History
@@ -216,7 +220,7 @@ func cell5() {
 	}
 }
 
-func cell6() {
+func cell8() {
 	history := map[string][]agentrl.StepStats{} // each arm's run, loaded once
 	for _, a := range budgetArms {
 		history[a.name] = armRun(a).History
@@ -247,7 +251,7 @@ func cell6() {
 		slices.Min(shortPass), slices.Max(shortPass))
 }
 
-func cell7() {
+func cell10() {
 	rereading := agentrl.DefaultBaseConfig()
 	rereading.RereadProb = 0.2
 	rereadCh := must(ch.With(ch12.Recipe(rereading))) // the chapter with that base agent
@@ -281,7 +285,7 @@ func cell7() {
 	}
 }
 
-func cell8() {
+func cell11() {
 	weaker := agentrl.DefaultBaseConfig()
 	weaker.MappingRightProb = 0.80
 	chapters := []struct {
@@ -305,7 +309,7 @@ func cell8() {
 	}
 }
 
-func cell9() {
+func cell13() {
 	short := budgetArms[3]
 	policy := armRun(short).Policy
 	fmt.Printf("%s arm, pass rate by the op a task needs (16 episodes per task)\n%-15s", short.name, "")
@@ -335,7 +339,7 @@ func cell9() {
 		ceiling(trainTasks), ceiling(heldoutTasks))
 }
 
-func cell10() {
+func cell14() {
 	threeTurns := budgetArms[3]
 	fmt.Printf("%s arm | held-out pass  reads  tests  edits  turns  malformed/turn | batch reward | outcome\n", threeTurns.name)
 	for seed := range uint64(6) {

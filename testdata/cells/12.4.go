@@ -437,7 +437,7 @@ func cell5() {
 	fmt.Printf("max |log p(episode) - sum of per-call log p| = %.1e\n", worst)
 }
 
-func cell8() {
+func cell9() {
 	var table [][]agentrl.Stats
 	for _, tp := range contextPolicies {
 		policy := tp.policy()
@@ -471,7 +471,7 @@ func cell8() {
 	}
 }
 
-func cell9() {
+func cell11() {
 	ch12.Check(ch.Printed("12.4/call sequences", func(w io.Writer) error { // stored, keyed by this code
 		for _, tp := range contextPolicies {
 			policy := tp.policy()
@@ -489,7 +489,7 @@ func cell9() {
 	}))
 }
 
-func cell10() {
+func cell13() {
 	ch12.Check(ch.Printed("12.4/next call", func(w io.Writer) error { // stored, keyed by this code
 		policies := []struct {
 			name   string

@@ -79,6 +79,7 @@ func policyTokens(factory agentrl.EnvFactory, seed uint64) float64 {
 	return total / float64(len(trajs))
 }
 
+// Declarations only: this cell computes nothing. Later cells use malformedPerTurn.
 // malformedPerTurn is the share of malformed calls among all the calls of the episodes logged in steps.
 func malformedPerTurn(steps [][]agentrl.Info) float64 {
 	return agentrl.InfoStats(slices.Concat(steps...)).InvalidPerTurn
@@ -121,7 +122,7 @@ func cell4() {
 	}
 }
 
-func cell5() {
+func cell6() {
 	ch12.Check(ch.Printed("12.5/sampling seeds", func(w io.Writer) error { // stored, keyed by this code
 		var ratios []string
 		saves := 0
@@ -138,7 +139,7 @@ func cell5() {
 	}))
 }
 
-func cell6() {
+func cell8() {
 	run := must(ch.Run(agentrl.DefaultRLConfig()))
 	steps := must(agentrl.LogByStep(run.History, run.Log))
 	for _, window := range [][2]int{{0, 5}, {35, 40}} {
@@ -146,7 +147,7 @@ func cell6() {
 	}
 }
 
-func cell7() {
+func cell9() {
 	cfg := agentrl.DefaultRLConfig()
 	run := must(ch.Run(cfg))
 	fmt.Print("default run, steps 0-9: malformed calls per turn")
@@ -160,7 +161,7 @@ func cell7() {
 	fmt.Println()
 }
 
-func cell8() {
+func cell10() {
 	// The probe trains five steps again and samples 2,240 episodes; its report is stored (ch.Printed), keyed by this code.
 	ch12.Check(ch.Printed("12.5/put back", func(w io.Writer) error {
 		cfg := agentrl.DefaultRLConfig()
@@ -206,7 +207,7 @@ func cell8() {
 	}))
 }
 
-func cell9() {
+func cell11() {
 	priced := agentrl.DefaultRLConfig()
 	priced.Reward.InvalidPenalty = 0.1
 	fmt.Printf("%-16s | malformed calls per turn in training, by 5-step window | held-out: malformed per turn, pass\n",

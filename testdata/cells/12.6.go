@@ -56,6 +56,7 @@ func (e *MixedTurnEnv) Step(action string) (string, float64, bool, agentrl.Info)
 	return obs, e.Reward(info), true, info
 }
 
+// Declarations only: this cell computes nothing. Later cells use mixedCfg, mixedFactory, singles, mixedRun, meanRate.
 var mixedCfg = agentrl.DefaultRLConfig()
 
 // mixedFactory makes MixedTurnEnv environments with mixedCfg's settings.
@@ -93,8 +94,10 @@ func (single formatPass) Metric(s agentrl.StepBatch) float64 {
 	return float64(passed) / float64(episodes)
 }
 
-func mixedRun() *agentrl.Run {
-	return must(ch.Run(mixedCfg,
+// mixedRun trains (or loads) the run of cfg on the training tasks and their single-turn copies, each in its own
+// environment (mixedFactory), recording both kinds' pass rates per step.
+func mixedRun(cfg agentrl.RLConfig) *agentrl.Run {
+	return must(ch.Run(cfg,
 		agentrl.InEnv(agentrl.EnvFactory(mixedFactory)), agentrl.OnTasks(append(slices.Clone(trainTasks), singles(trainTasks)...)),
 		agentrl.WithMetric("single-turn pass", formatPass(true)), agentrl.WithMetric("multi-turn pass", formatPass(false))))
 }
@@ -115,13 +118,13 @@ func cell2() {
 		tok.VocabSize(), len(trainTasks), len(heldoutTasks), rlBase().NumParams())
 }
 
-func cell4() {
+func cell5() {
 	policies := []struct {
 		name   string
 		policy *gomlxmodel.Model
 	}{
 		{"multi-turn only", must(ch.Run(agentrl.DefaultRLConfig())).Policy},
-		{"50/50 mixture", mixedRun().Policy},
+		{"50/50 mixture", mixedRun(mixedCfg).Policy},
 	}
 	for _, p := range policies {
 		var cells []string
@@ -134,12 +137,12 @@ func cell4() {
 		}
 		fmt.Printf("%-16s %s\n", p.name, strings.Join(cells, " | "))
 	}
-	metrics := mixedRun().Metrics
+	metrics := mixedRun(mixedCfg).Metrics
 	fmt.Printf("per-format batch pass, steps 30-39: single-turn %.2f | multi-turn %.2f\n",
 		meanRate(metrics["single-turn pass"][30:40]), meanRate(metrics["multi-turn pass"][30:40]))
 }
 
-func cell5() {
+func cell6() {
 	half := []agentrl.Task{}
 	for i := 0; i < len(trainTasks); i += 5 {
 		half = append(half, trainTasks[i])
@@ -147,7 +150,7 @@ func cell5() {
 	for i := 1; i < len(trainTasks); i += 5 {
 		half = append(half, SingleTurn(trainTasks[i]))
 	}
-	kept := must(agentrl.SampleGroups(mixedRun().Policy, mixedFactory, half, tok, mixedCfg, agentrl.NewRNG(3)))
+	kept := must(agentrl.SampleGroups(mixedRun(mixedCfg).Policy, mixedFactory, half, tok, mixedCfg, agentrl.NewRNG(3)))
 	single := make([]bool, len(kept)) // a newline among the prompt tokens marks a single-turn task
 	masks := make([][]float32, len(kept))
 	var singleEpisodes, singleTokens, allTokens float64

@@ -26,6 +26,7 @@ func heldOut(policy *gomlxmodel.Model, cfg agentrl.RLConfig) agentrl.Stats {
 	return must(ch.HeldOut(policy, cfg))
 }
 
+// Declarations only: this cell computes nothing. Later cells use trainedRun, windows, penalty03.
 // trainedRun trains (or loads) 40 default-loop steps of cfg from the base agent.
 func trainedRun(cfg agentrl.RLConfig) *agentrl.Run {
 	return must(ch.Run(cfg))
@@ -81,17 +82,19 @@ var freeCallsCfg = func() agentrl.RLConfig {
 	return cfg
 }()
 
-// rampedRun trains (or loads) 40 steps with the 0.3 cost ramped in from 0.
-func rampedRun() *agentrl.Run {
-	return must(ch.Run(penalty03, agentrl.WithSchedule(RampedPenalty(penalty03, ch12.Steps))))
+// rampedRun trains (or loads) 40 steps with cfg's step cost ramped in from 0.
+func rampedRun(cfg agentrl.RLConfig) *agentrl.Run {
+	return must(ch.Run(cfg, agentrl.WithSchedule(RampedPenalty(cfg, ch12.Steps))))
 }
 
+// Declarations only: this cell computes nothing. Later cells use neverCfg.
 var neverCfg = func() agentrl.RLConfig {
 	cfg := agentrl.DefaultRLConfig()
 	cfg.Reward.WrongSubmit = -1
 	return cfg
 }()
 
+// Declarations only: this cell computes nothing. Later cells use maskedRun.
 // maskedTruncationAdvantages: group mean and std over submitted episodes only; unsubmitted episodes get 0.
 func maskedTruncationAdvantages(trajs []agentrl.Trajectory, G int) []float32 {
 	adv := make([]float32, len(trajs))
@@ -156,7 +159,7 @@ func cell2() {
 		tok.VocabSize(), len(trainTasks), len(heldoutTasks), rlBase().NumParams())
 }
 
-func cell3() {
+func cell4() {
 	run := trainedRun(penalty03)
 	history := run.History
 	p, K := history[0].PassRate, history[0].Turns
@@ -180,7 +183,7 @@ func cell3() {
 		passed, history[0].Episodes, submitted, erred, history[0].Turns, history[0].Reads)
 }
 
-func cell4() {
+func cell5() {
 	history := trainedRun(penalty03).History
 	p, K := history[0].PassRate, history[0].Turns
 	fmt.Printf("starting policy: break-even cost p/(K-1) = %.3f\n", p/(K-1))
@@ -201,7 +204,7 @@ func cell4() {
 	}
 }
 
-func cell6() {
+func cell7() {
 	turns := func(h agentrl.StepStats) float64 { return h.Turns }
 	fmt.Println("cost 0.3, remedy     | step-0 reward | turns by 10-step window  | held-out pass  reads  tests  turns")
 	for _, arm := range []struct {
@@ -210,7 +213,7 @@ func cell6() {
 	}{
 		{"none", trainedRun(penalty03)},
 		{"first 3 calls free", trainedRun(freeCallsCfg)},
-		{"ramped in from 0", rampedRun()},
+		{"ramped in from 0", rampedRun(penalty03)},
 	} {
 		s := heldOut(arm.run.Policy, penalty03)
 		fmt.Printf("%-20s | %+13.2f | %-24s | %13.3f %6.2f %6.2f %6.2f\n", arm.name, arm.run.History[0].Reward,
@@ -218,7 +221,7 @@ func cell6() {
 	}
 }
 
-func cell7() {
+func cell9() {
 	run := trainedRun(neverCfg)
 	submit := make([]float64, len(run.History)) // each step's submit rate, read from the episode log
 	for k, infos := range must(agentrl.LogByStep(run.History, run.Log)) {
@@ -259,7 +262,7 @@ func cell7() {
 		submit[low], low, run.History[most].Turns, most, submit[gap]-run.History[gap].PassRate, gap, late)
 }
 
-func cell8() {
+func cell10() {
 	fixedCfg := neverCfg
 	fixedCfg.Reward.Unsubmitted = -1
 	run := trainedRun(fixedCfg)
@@ -273,7 +276,7 @@ func cell8() {
 	fmt.Printf(" | held-out pass %.3f, submit rate %.2f, turns %.2f\n", s.PassRate, s.SubmitRate, s.Turns)
 }
 
-func cell9() {
+func cell12() {
 	fmt.Println("masked truncation, submit rate by 10-step window:",
 		windows(maskedRun().History, func(h agentrl.StepStats) float64 { return h.SubmitRate }))
 	for _, arm := range []struct {
