@@ -7,6 +7,8 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -193,4 +195,35 @@ func (s *source) importedDirs(decls []ast.Node) []string {
 		}
 	}
 	return dirs
+}
+
+// declaringFile is the file of the calling code that declares the named type t, or "": the runtime lists no
+// unexported method, so a type of a cell or a test whose methods are all unexported is found from the call stack,
+// in the files of the functions of t's package that called into this package (GoNB puts a cell program's code in
+// one file).
+func declaringFile(t reflect.Type) string {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	for {
+		fr, more := frames.Next()
+		if funcPackage(fr.Function) == t.PkgPath() && strings.HasSuffix(fr.File, ".go") {
+			if s, err := sourceOf(fr.File); err == nil && len(s.decls[baseName(t.Name())]) > 0 {
+				return fr.File
+			}
+		}
+		if !more {
+			return ""
+		}
+	}
+}
+
+// funcPackage is the import path of the package of a function the runtime names ("main.main",
+// "example.com/m/p.(*T).M", "example.com/m/p_test.TestX.func1").
+func funcPackage(function string) string {
+	slash := strings.LastIndexByte(function, '/')
+	dot := strings.IndexByte(function[slash+1:], '.')
+	if dot < 0 {
+		return ""
+	}
+	return function[:slash+1+dot]
 }

@@ -1,6 +1,7 @@
 package codekey_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -422,5 +423,29 @@ func TestNumericsFromValues(t *testing.T) {
 	}
 	if _, err := codekey.KeyOf("x", 3); err != nil {
 		t.Errorf("a key whose code reaches no such package needs no engine: %v", err)
+	}
+}
+
+// scaler is a schedule a test's value holds through an interface; its one method is unexported.
+type scaler interface{ scale(step int) float32 }
+
+// flatScale's only method is unexported, so the runtime lists none.
+type flatScale struct{}
+
+func (flatScale) scale(step int) float32 { return 1 }
+
+// scheduled holds a scaler, as a reader's estimator holds a schedule.
+type scheduled struct{ S scaler }
+
+// TestUnexportedMethodsKeyed: a type of the calling code whose methods are all unexported is keyed by its code
+// (its declaration and its methods), found from the call stack: an edit of such a method, reached only through an
+// interface, changes the key.
+func TestUnexportedMethodsKeyed(t *testing.T) {
+	k, err := codekey.KeyOf("x", scheduled{S: flatScale{}}, &engine{"test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(k.Outside, func(o string) bool { return strings.Contains(o, "flatScale") }) {
+		t.Errorf("Outside = %q: want flatScale, whose code the key must hold", k.Outside)
 	}
 }

@@ -352,10 +352,15 @@ func (w *walker) typ(t reflect.Type, path string) error {
 
 // typeCode is the name under which Of writes a named type and the hash of its code: "" for a type of a package on
 // disk (whose package's code the key holds), of the standard library or the module cache, or one without methods
-// (whose structure is all there is to it).
+// whose declaration cannot be found (whose structure is all there is to it). A type whose methods are all
+// unexported has none the runtime lists: its declaration is looked for in the files of the code that called the
+// key (a cell's main.go, a test's file).
 func (w *walker) typeCode(t reflect.Type) (name, code string, err error) {
 	name = t.PkgPath() + "." + t.Name()
 	file, line := methodSource(t)
+	if file == "" {
+		file = declaringFile(t)
+	}
 	if file == "" {
 		if dir := resolve(t.PkgPath(), nil); dir != "" {
 			w.found.roots[dir] = true

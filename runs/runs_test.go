@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/agentrl-go/agentrl/agentrl"
@@ -22,10 +21,8 @@ import (
 type sigEnv struct{ Cfg agentrl.RLConfig }
 
 func (e sigEnv) NewEnv() (agentrl.Env, error) {
-	if interruptNow() {
-		if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
-			return nil, err
-		}
+	if err := interruptAt(); err != nil {
+		return nil, err
 	}
 	return agentrl.MakeEnv(e.Cfg)
 }
@@ -188,10 +185,10 @@ func (e fileEnv) NewEnv() (agentrl.Env, error) {
 	return agentrl.MakeEnv(cfg)
 }
 
-// TestTrainVerifies checks that a run whose code is not the library's is served only after its first step is
-// computed again and matches, at every serve, in a new program and in the same one, and is computed again when it
-// does not: after a change of what the key cannot see (an environment variable, a file) in the same program as in
-// another. A run of the library's code alone is loaded without verification.
+// TestTrainVerifies checks that a run whose code reads what no key can hold (an environment variable, a file) is
+// computed at every call and never stored, in the same program as in another (a run of outside code that reads
+// nothing of the kind is verified at every serve: TestBaseVerifiedWhateverRanBefore), and that a run of the
+// library's code alone is loaded without verification.
 func TestTrainVerifies(t *testing.T) {
 	base, loop := setup(t)
 	penaltyFile := filepath.Join(t.TempDir(), "penalty")
@@ -232,8 +229,10 @@ func TestTrainVerifies(t *testing.T) {
 	}
 }
 
-// verifies checks that loop, whose environment reads (through what reads names) the value set gives, is verified at every
-// serve and computed again after set changes it, in the same program and in another.
+// verifies checks that loop, whose environment reads (through what reads names) the value set gives, which no
+// key can hold, is never served: computed at every call, in the same program and in another, never stored, saying
+// why, and computed anew when set changes what it reads (a file that mattered only from the second step on would
+// escape any check of a step: nothing stored is served).
 func verifies(t *testing.T, base *gomlxmodel.Model, loop agentrl.GRPO, reads string, set func(string)) {
 	var log bytes.Buffer
 	s := open(t, &log)
@@ -242,46 +241,33 @@ func verifies(t *testing.T, base *gomlxmodel.Model, loop agentrl.GRPO, reads str
 	if err != nil {
 		t.Fatal(err)
 	}
-	reopen := func() *store.Store { // another program
-		t.Helper()
-		log.Reset()
-		again, err := store.Open(s.Dir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		again.Notices = &log
-		return again
-	}
-	again := reopen()
-	got, err := runs.Train(again, base, loop)
-	if err != nil || !strings.Contains(log.String(), "cache: verified train_grpo-") || !bytes.Equal(encode(t, got), encode(t, ref)) {
-		t.Fatalf("the same run again: %v, log %q: want it verified and loaded, bit-identical", err, log.String())
-	}
-	log.Reset()
-	if _, err := runs.Train(again, base, loop); err != nil || !strings.Contains(log.String(), "cache: verified") ||
-		!strings.Contains(log.String(), "which reads "+reads) {
-		t.Errorf("a third time in one process: %v, log %q: want it verified again, naming %s", err, log.String(), reads)
+	if !strings.Contains(log.String(), "not stored (its code reads "+reads) {
+		t.Errorf("the first run: log %q, want it computed and not stored, naming %s", log.String(), reads)
 	}
 	for _, program := range []string{"the same program", "another program"} {
-		set("0")
-		if _, err := runs.Train(again, base, loop); err != nil {
-			t.Fatal(err)
-		}
+		again := s
 		if program == "another program" {
-			again = reopen()
+			if again, err = store.Open(s.Dir()); err != nil {
+				t.Fatal(err)
+			}
+			again.Notices = &log
 		}
 		log.Reset()
+		same, err := runs.Train(again, base, loop)
+		if err != nil || strings.Contains(log.String(), "cache: loaded") || !bytes.Equal(encode(t, same), encode(t, ref)) {
+			t.Errorf("%s, the same run: %v, log %q: want it computed again, bit-identical", program, err, log.String())
+		}
 		set("0.3") // what the key cannot see changes the run
 		other, err := runs.Train(again, base, loop)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(log.String(), "computed otherwise (its first step differs: in ") ||
-			!strings.Contains(log.String(), "cache: computed train_grpo-") {
-			t.Errorf("%s: a run the key cannot tell apart: log %q, want it computed again, naming what differs", program, log.String())
-		}
 		if bytes.Equal(encode(t, other), encode(t, ref)) {
-			t.Errorf("%s: the run computed again equals the stored one", program)
+			t.Errorf("%s: the run computed after the change equals the one before", program)
 		}
+		set("0")
+	}
+	if entries, _ := filepath.Glob(filepath.Join(s.Dir(), "train_grpo-*")); len(entries) > 0 {
+		t.Errorf("stored: %v, want nothing", entries)
 	}
 }

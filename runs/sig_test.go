@@ -1,5 +1,10 @@
 package runs_test
 
+import (
+	"os"
+	"syscall"
+)
+
 // The test's interrupt, apart from sigEnv's file: it is instrumentation of the process, not an input of the run
 // (a key reads the code of the file that declares a type, as a notebook's cell program is one file).
 
@@ -10,8 +15,11 @@ type sigControl struct{ at, made int }
 
 func (c *sigControl) arm(at int) { c.at, c.made = at, 0 }
 
-// interruptNow counts one environment made and reports whether it is the one to interrupt.
-func interruptNow() bool {
+// interruptAt counts one environment made and, at the one to interrupt, sends the process an interrupt.
+func interruptAt() error {
 	sig.made++
-	return sig.made == sig.at
+	if sig.made != sig.at {
+		return nil
+	}
+	return syscall.Kill(os.Getpid(), syscall.SIGINT)
 }

@@ -103,6 +103,7 @@ type Resume struct {
 	store       *Store
 	key         string // the checkpoint entry's key: the result's key + ".partial"
 	record      string // the key of the record of the first step (a verified Resumable), or ""
+	transient   bool   // nothing is restored or saved: the computation's code reads what no key can hold
 	interrupted atomic.Bool
 
 	mu         sync.Mutex   // guards the fields below: an interrupt saves from a goroutine of its own
@@ -123,7 +124,19 @@ type Resume struct {
 // (r.FirstStep); on a mismatch, or without a record, one line says the stored result was computed otherwise and
 // which part of the record differs, the result and its progress are removed, and it is computed again. first may
 // be nil only where k.Outside is.
+//
+// Where that code reads what no key can hold (k.Open: a file, an environment variable, a variable written through
+// another name), no step's record shows all it read (a file may matter from the second step on): nothing stored is
+// served and nothing computed is stored, as Cached does for such a key; the computation runs to its end with its
+// progress told, and an interrupt stops it without saving.
 func Resumable[T any](s *Store, k codekey.Keyed, codec Codec[T], first func() ([]byte, error), compute func(r *Resume) (T, error)) (T, error) {
+	if len(k.Open) > 0 {
+		r := &Resume{store: s, key: k.Key + ".partial", transient: true}
+		return uncached(s, k, codec, func() (T, error) {
+			defer watchInterrupts(r.interrupt)()
+			return compute(r)
+		}, k.Open)
+	}
 	if len(k.Outside) == 0 {
 		return resumable(s, k, codec, compute)
 	}
@@ -156,6 +169,9 @@ func resumable[T any](s *Store, k codekey.Keyed, codec Codec[T], compute func(r 
 // Restore returns the saved state and the number of steps it holds, or ok = false when there is none (or none
 // usable: the computation then starts over).
 func (r *Resume) Restore() (state []byte, steps int, ok bool) {
+	if r.transient {
+		return nil, 0, false
+	}
 	p, err := load(r.store, r.key, checkpointCodec)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
@@ -183,7 +199,11 @@ func (r *Resume) Unusable(err error) {
 // returns an error wrapping ErrInterrupted. A save that fails is told (SaveFailed) and the computation goes on. Nothing is
 // saved after the last step: the result itself is stored next.
 func (r *Resume) StepDone(step, steps int, encode func(w io.Writer) error) error {
-	if step+1 == steps {
+	if r.transient && r.interrupted.Load() {
+		return fmt.Errorf("%w after step %d of %d; nothing saved: its code reads what no key can hold", ErrInterrupted,
+			step+1, steps)
+	}
+	if step+1 == steps || r.transient {
 		return nil
 	}
 	r.mu.Lock()
@@ -224,7 +244,7 @@ func (r *Resume) interrupt() {
 	r.interrupted.Store(true)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.latestStep == 0 {
+	if r.latestStep == 0 || r.transient {
 		r.store.tell(Event{Kind: Interrupted, Key: r.key})
 		return
 	}
