@@ -1,3 +1,5 @@
+//codekey:reads the source on disk and the clock: the code it keys, and when the program started
+
 // Package codekey names results by what computes them (KeyOf): the code of every package on disk that the
 // computation can reach, found from the import graph (no list names them), with the Go version, the build settings
 // that decide generated code and the modules' go.mod and go.sum; the numerics of the values it computes with

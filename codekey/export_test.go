@@ -57,3 +57,13 @@ func ProgramOf(src []byte) (string, []string, error) {
 	program, open := f.program()
 	return program, open, nil
 }
+
+// PackageReads is what the package in dir reads of the process's surroundings, and whether it says so (the reads
+// directive, or numerics).
+func PackageReads(dir string) (reads []string, declared bool, err error) {
+	p := readPackage(dir)
+	return p.reads, p.declared || p.numerics, p.err
+}
+
+// ReadsOpen is what a key reaching the packages in dirs cannot hold of what they read.
+var ReadsOpen = readsOpen

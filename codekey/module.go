@@ -185,6 +185,8 @@ func inGoroot(dir string) bool {
 type pkgCode struct {
 	hash     string   // of its files' tokens, tests excluded, and of the files it embeds
 	numerics bool     // one of its files carries numericsDirective
+	reads    []string // what its code reads of the process's surroundings (readsDirective's calls), sorted
+	declared bool     // one of its files carries readsDirective: what it reads is said not to decide its results
 	imports  []string // the import paths of its files
 	files    []string // the files it was read from
 	err      error
@@ -235,15 +237,19 @@ func readPackage(dir string) *pkgCode {
 			return &pkgCode{err: err}
 		}
 		p.note(file)
-		f, err := goparser.ParseFile(token.NewFileSet(), file, src, goparser.ImportsOnly|goparser.ParseComments)
+		f, err := goparser.ParseFile(token.NewFileSet(), file, src, goparser.ParseComments|goparser.SkipObjectResolution)
 		if err != nil {
 			return &pkgCode{err: err}
 		}
 		for _, cg := range f.Comments {
 			for _, c := range cg.List {
-				if declaresNumerics([]string{c.Text}) {
-					p.numerics = true
-				}
+				p.numerics = p.numerics || declaresNumerics([]string{c.Text})
+				p.declared = p.declared || strings.HasPrefix(c.Text, readsDirective+" ")
+			}
+		}
+		for _, r := range surroundingsRead(f) {
+			if !slices.Contains(p.reads, r) {
+				p.reads = append(p.reads, r)
 			}
 		}
 		for _, im := range f.Imports {
@@ -261,6 +267,7 @@ func readPackage(dir string) *pkgCode {
 		return &pkgCode{err: err}
 	}
 	sort.Strings(p.imports)
+	sort.Strings(p.reads)
 	p.hash = hex.EncodeToString(h.Sum(nil))
 	return p
 }

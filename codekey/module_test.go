@@ -239,3 +239,44 @@ func TestChangedSinceStart(t *testing.T) {
 		t.Errorf("a package first read after its edit: %v, want a refusal naming setup.go", err)
 	}
 }
+
+// TestPackageReads: a package's calls that read the process's surroundings (the environment, files, the clock) are
+// found in its code, and its own directive declares them; the library's packages that read declare it, so a key of
+// the library's values names no read, while a package that reads and says nothing makes a key reaching it open.
+func TestPackageReads(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.go", "package p\n\nimport env \"os\"\n\nfunc Bonus() string { return env.Getenv(\"BONUS\") }\n")
+	write("b.go", "package p\n\nimport \"time\"\n\nvar _ = time.Second\n\nfunc Stamp() int64 { return time.Now().Unix() }\n")
+	write("c_test.go", "package p\n\nimport \"os\"\n\nvar _ = os.ReadFile\n")
+	reads, declared, err := codekey.PackageReads(dir)
+	if err != nil || !slices.Equal(reads, []string{"os.Getenv", "time.Now"}) || declared {
+		t.Errorf("reads %q, declared %v (%v): want os.Getenv and time.Now, undeclared", reads, declared, err)
+	}
+	write("go.mod", "module example.com/p\n\ngo 1.26\n")
+	later := time.Now().Add(time.Hour) // this program takes itself for started after every edit
+	defer codekey.ForgetCode(time.Now())
+	codekey.ForgetCode(later)
+	if open := codekey.ReadsOpen([]string{dir}); !slices.Equal(open, []string{"example.com/p (os.Getenv, time.Now)"}) {
+		t.Errorf("a key reaching the package: open %q, want it named with its reads", open)
+	}
+	write("doc.go", "//codekey:reads BONUS: a test's\n\npackage p\n")
+	if _, declared, _ := codekey.PackageReads(dir); !declared {
+		t.Error("the directive is not found")
+	}
+	codekey.ForgetCode(later)
+	if open := codekey.ReadsOpen([]string{dir}); len(open) > 0 {
+		t.Errorf("a package that declares its reads: open %q, want none", open)
+	}
+	for _, lib := range []string{"store", "codekey", "gomlxmodel", "internal/pjrt", "internal/xlacache", "agentrl", "runs", "ch12"} {
+		reads, declared, err := codekey.PackageReads(filepath.Join("..", lib))
+		if err != nil || len(reads) > 0 && !declared {
+			t.Errorf("%s reads %q and declares neither what nor its numerics (%v)", lib, reads, err)
+		}
+	}
+}

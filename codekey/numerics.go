@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"go/ast"
 	"io"
 	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -61,4 +63,63 @@ func (w *walker) described(v reflect.Value, path string) (bool, error) {
 		w.h.Write(sum[:])
 	}
 	return isNumerical || isWriter, nil
+}
+
+// readsDirective, followed by what a package reads and why it does not decide the package's results, declares that
+// the package's calls of readCalls are its own business (the store's files, the key library's source, the plugin's
+// folder, which the numerics name). A key whose code reaches a package of the module that makes such calls and
+// says neither this nor numericsDirective holds what the package reads among what no key can hold (Keyed.Open):
+// its result is computed and not stored. The directive is a line comment of its own, as numericsDirective is.
+const readsDirective = "//codekey:reads"
+
+// readCalls are the calls by which code reads what its source does not show: the process's environment, files,
+// the clock. (The key library reads cell code more closely: open.go.)
+var readCalls = map[string][]string{
+	"os":        {"Getenv", "LookupEnv", "Environ", "ReadFile", "Open", "OpenFile", "ReadDir", "DirFS"},
+	"io/ioutil": {"ReadFile", "ReadDir"},
+	"time":      {"Now"},
+}
+
+// surroundingsRead lists the calls of readCalls in f, as "os.Getenv".
+func surroundingsRead(f *ast.File) []string {
+	local := map[string]string{} // the name a file gives an import of readCalls → its path
+	for _, im := range f.Imports {
+		path, err := strconv.Unquote(im.Path.Value)
+		if err != nil || readCalls[path] == nil {
+			continue
+		}
+		name := path[strings.LastIndexByte(path, '/')+1:]
+		if im.Name != nil {
+			name = im.Name.Name
+		}
+		local[name] = path
+	}
+	var found []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		if x, ok := sel.X.(*ast.Ident); ok && local[x.Name] != "" {
+			for _, fn := range readCalls[local[x.Name]] {
+				if sel.Sel.Name == fn {
+					found = append(found, local[x.Name]+"."+fn)
+				}
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// readsOpen names, for each package in dirs that reads the process's surroundings (readCalls) and declares neither
+// readsDirective nor numericsDirective, the package and its reads: what a key reaching it cannot hold.
+func readsOpen(dirs []string) []string {
+	var open []string
+	for _, dir := range dirs {
+		if p := packageCode(dir); p.err == nil && len(p.reads) > 0 && !p.numerics && !p.declared {
+			open = append(open, moduleOf(dir).importPath(dir)+" ("+strings.Join(p.reads, ", ")+")")
+		}
+	}
+	return open
 }

@@ -94,6 +94,7 @@ func KeyOf(name string, parts ...any) (Keyed, error) {
 		}
 	}
 	num := strings.Join(described, " | ")
+	f.open = append(f.open, readsOpen(dirs)...)
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", code, num, name)
 	h.Write(parth.Sum(nil))

@@ -1,3 +1,5 @@
+//codekey:reads its own files, $AGENTRL_CACHE and the clock: where and when results are kept, not what they are
+
 package store
 
 import (

@@ -1,3 +1,5 @@
+//codekey:reads the plugin's folder from the environment: the plugin's build is in the engine's numerics
+
 // Package pjrt names the PJRT CPU plugin that GoMLX's XLA backend runs on: which build is pinned, where it is
 // installed, and whether this program's GoMLX can use one at all. It imports only the standard library, so that
 // the kernel's setup (kernelsetup), which installs the plugin, links no GoMLX.

@@ -1,3 +1,5 @@
+//codekey:reads its folder of compiled executables and the clock: a loaded executable is the one compiled, bit for bit
+
 // Package xlacache keeps XLA executables compiled by a PJRT plugin in a folder, so that a later process that
 // compiles the same program with the same plugin, processor and settings loads the executable instead of
 // compiling it again.
