@@ -1,0 +1,157 @@
+package ch12
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/agentrl-go/agentrl/agentrl"
+)
+
+// Is a change bigger than noise? One seed's run moves with its draws: the chapter's own lines hold in some RL seeds
+// and not in others. BesideSeeds runs a changed run and the chapter's arm it changes under the same seeds and says,
+// per statistic, whether the change moved it more than the seeds do.
+
+// Seeds are the RL seeds 0 to n-1, those of the chapter's six-seed table (cmd/seeds) for n = 6.
+func Seeds(n int) []uint64 {
+	seeds := make([]uint64, n)
+	for i := range seeds {
+		seeds[i] = uint64(i)
+	}
+	return seeds
+}
+
+// An Arm is one of the chapter's runs, described: Run's configuration and options. Its seed is set per seed.
+type Arm struct {
+	Cfg  agentrl.RLConfig
+	Opts []agentrl.RunOption
+}
+
+// SeedStat is one statistic of an arm's held-out evaluation under each seed.
+type SeedStat struct {
+	Name string
+	Of   func(agentrl.Stats) float64
+}
+
+// SeedStats are the statistics BesideSeeds compares: held-out pass rate, reads, tests and turns per episode.
+var SeedStats = []SeedStat{
+	{"held-out pass", func(s agentrl.Stats) float64 { return s.PassRate }},
+	{"reads", func(s agentrl.Stats) float64 { return s.Reads }},
+	{"tests", func(s agentrl.Stats) float64 { return s.Tests }},
+	{"turns", func(s agentrl.Stats) float64 { return s.Turns }},
+}
+
+// Beside is a changed arm and the chapter's arm under the same seeds: each seed's run (trained or loaded) and its
+// held-out statistics (HeldOut, under the arm's own configuration).
+type Beside struct {
+	Seeds            []uint64
+	Changed, Chapter []agentrl.Stats
+}
+
+// BesideSeeds trains (or loads) changed and the chapter's arm under each of seeds (each arm's Cfg.Seed set to the
+// seed, each run stored under its own key, as Run stores it), as many at once as the program has processors, and
+// evaluates each run on the held-out tasks. A second call loads everything; an interrupt saves every run in
+// progress, and the next call trains none that was finished. Its String is the summary a cell prints.
+func BesideSeeds(c *Chapter, changed, chapter Arm, seeds []uint64) (Beside, error) {
+	if len(seeds) < 2 {
+		return Beside{}, fmt.Errorf("ch12: BesideSeeds: %d seeds: a spread needs two or more (Seeds(6))", len(seeds))
+	}
+	b := Beside{Seeds: seeds, Changed: make([]agentrl.Stats, len(seeds)), Chapter: make([]agentrl.Stats, len(seeds))}
+	type job struct {
+		arm  Arm
+		seed uint64
+		into *agentrl.Stats
+	}
+	var jobs []job
+	for i, s := range seeds {
+		jobs = append(jobs, job{changed, s, &b.Changed[i]}, job{chapter, s, &b.Chapter[i]})
+	}
+	errs := make([]error, len(jobs))
+	limit := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			limit <- struct{}{}
+			defer func() { <-limit }()
+			cfg := j.arm.Cfg
+			cfg.Seed = j.seed
+			run, err := c.Run(cfg, j.arm.Opts...)
+			if err == nil {
+				*j.into, err = c.HeldOut(run.Policy, cfg)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	return b, errors.Join(errs...)
+}
+
+// String is the summary: per statistic, the changed arm's and the chapter's arm's value under each seed with their
+// mean and standard deviation, and the mean of the per-seed differences with its standard error; the difference is
+// larger than the seeds' spread where it exceeds two standard errors (about 95% for a normal spread of six seeds).
+func (b Beside) String() string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "RL seeds %s | per seed | mean ± sd | changed - chapter's arm, paired over seeds\n", seedRange(b.Seeds))
+	for _, st := range SeedStats {
+		ch, ar := values(b.Changed, st.Of), values(b.Chapter, st.Of)
+		diff := make([]float64, len(ch))
+		for i := range ch {
+			diff[i] = ch[i] - ar[i]
+		}
+		d, sd := meanSD(diff)
+		se := sd / math.Sqrt(float64(len(diff)))
+		verdict := "within the seeds' spread"
+		if math.Abs(d) > 2*se {
+			verdict = "larger than the seeds' spread"
+		}
+		fmt.Fprintf(&s, "%-13s changed       | %s | %s\n", st.Name, row(ch), spread(ch))
+		fmt.Fprintf(&s, "%-13s chapter's arm | %s | %s | %+.3f ± %.3f: %s\n", "", row(ar), spread(ar), d, se, verdict)
+	}
+	return s.String()
+}
+
+func values(stats []agentrl.Stats, of func(agentrl.Stats) float64) []float64 {
+	out := make([]float64, len(stats))
+	for i, s := range stats {
+		out[i] = of(s)
+	}
+	return out
+}
+
+func meanSD(xs []float64) (mean, sd float64) {
+	for _, x := range xs {
+		mean += x / float64(len(xs))
+	}
+	for _, x := range xs {
+		sd += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(sd / float64(max(len(xs)-1, 1)))
+}
+
+func row(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprintf("%.3f", x)
+	}
+	return strings.Join(parts, " ")
+}
+
+func spread(xs []float64) string {
+	m, sd := meanSD(xs)
+	return fmt.Sprintf("%.3f ± %.3f", m, sd)
+}
+
+// seedRange names seeds as "0-5" when they are consecutive, else lists them.
+func seedRange(seeds []uint64) string {
+	for i, s := range seeds {
+		if s != seeds[0]+uint64(i) {
+			return fmt.Sprint(seeds)
+		}
+	}
+	return fmt.Sprintf("%d-%d", seeds[0], seeds[len(seeds)-1])
+}
