@@ -76,13 +76,12 @@ type IndexedSample struct {
 // the policy removed tokens from it.
 func ContextRolloutBatch(model *gomlxmodel.Model, envs []Env, tasks []Task, tok *Tokenizer, viewOf ContextPolicy,
 	maxTurns int, temperature float64, rng *rand.Rand) ([]Trajectory, []IndexedSample, error) {
-	if len(envs) != len(tasks) {
+	switch V := model.Config().Vocab; {
+	case len(envs) != len(tasks):
 		return nil, nil, fmt.Errorf("context rollout: %d envs for %d tasks", len(envs), len(tasks))
-	}
-	if viewOf == nil {
+	case viewOf == nil:
 		return nil, nil, fmt.Errorf("context rollout: the context policy is nil: pass KeepObs(-1) for the full context")
-	}
-	if V := model.Config().Vocab; V != tok.VocabSize() {
+	case V != tok.VocabSize():
 		return nil, nil, fmt.Errorf("context rollout: model vocabulary %d != tokenizer vocabulary %d", V, tok.VocabSize())
 	}
 	episodes := make([]*Episode, len(envs))
@@ -142,13 +141,11 @@ func ContextRolloutBatch(model *gomlxmodel.Model, envs []Env, tasks []Task, tok 
 			dec.Feed(b, []int32{id})
 		}
 	}
-	for _, e := range episodes {
+	trajs := make([]Trajectory, len(episodes))
+	for b, e := range episodes {
 		if e.Err != nil { // a prompt or an observation with words outside the vocabulary
 			return nil, nil, fmt.Errorf("context rollout: task %s: %w", e.Task.Name, e.Err)
 		}
-	}
-	trajs := make([]Trajectory, len(episodes))
-	for b, e := range episodes {
 		trajs[b] = MakeTrajectory(e)
 	}
 	out := make([]IndexedSample, len(samples))

@@ -22,13 +22,9 @@ const (
 )
 
 // exceptions names what may be over a size, as "path" for a file or "path Func" (a method as "path Type.Method")
-// for a function, with the lines it may have: only the chapter's code that a notebook shows whole. The test fails
-// on an entry that is within the sizes or names nothing, so that the table holds only what needs it.
-var exceptions = map[string]int{
-	// The chapter's own code, shown whole in 12.4's notebook (a #@save copy that TestSavedCode keeps equal):
-	// splitting it would show the reader a call of code the cell does not have.
-	"agentrl/chapter_train.go ContextRolloutBatch": 83,
-}
+// for a function, with the lines it may have (none today). The test fails on an entry that is within the sizes or
+// names nothing, so that the table holds only what needs it.
+var exceptions = map[string]int{}
 
 // TestSizes parses every non-test Go file of the module (the files the go command reads: outside testdata, vendor,
 // folders whose name begins with "." or "_" and nested modules) and fails naming each function over maxFuncLines

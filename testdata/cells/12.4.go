@@ -82,13 +82,12 @@ func CallSample(episode agentrl.Trajectory, view, callIDs []int32, callLogp []fl
 // the policy removed tokens from it.
 func ContextRolloutBatch(model *gomlxmodel.Model, envs []agentrl.Env, tasks []agentrl.Task, tok *agentrl.Tokenizer, viewOf ContextPolicy,
 	maxTurns int, temperature float64, rng *rand.Rand) ([]agentrl.Trajectory, []agentrl.IndexedSample, error) {
-	if len(envs) != len(tasks) {
+	switch V := model.Config().Vocab; {
+	case len(envs) != len(tasks):
 		return nil, nil, fmt.Errorf("context rollout: %d envs for %d tasks", len(envs), len(tasks))
-	}
-	if viewOf == nil {
+	case viewOf == nil:
 		return nil, nil, fmt.Errorf("context rollout: the context policy is nil: pass KeepObs(-1) for the full context")
-	}
-	if V := model.Config().Vocab; V != tok.VocabSize() {
+	case V != tok.VocabSize():
 		return nil, nil, fmt.Errorf("context rollout: model vocabulary %d != tokenizer vocabulary %d", V, tok.VocabSize())
 	}
 	episodes := make([]*agentrl.Episode, len(envs))
@@ -148,13 +147,11 @@ func ContextRolloutBatch(model *gomlxmodel.Model, envs []agentrl.Env, tasks []ag
 			dec.Feed(b, []int32{id})
 		}
 	}
-	for _, e := range episodes {
+	trajs := make([]agentrl.Trajectory, len(episodes))
+	for b, e := range episodes {
 		if e.Err != nil { // a prompt or an observation with words outside the vocabulary
 			return nil, nil, fmt.Errorf("context rollout: task %s: %w", e.Task.Name, e.Err)
 		}
-	}
-	trajs := make([]agentrl.Trajectory, len(episodes))
-	for b, e := range episodes {
 		trajs[b] = agentrl.MakeTrajectory(e)
 	}
 	out := make([]agentrl.IndexedSample, len(samples))
