@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/zip"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -14,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/agentrl-go/agentrl/internal/pjrt"
-	"github.com/gomlx/go-xla/pkg/installer"
 )
 
 // GoMLX's XLA backend needs a PJRT CPU plugin, which GoMLX downloads from GitHub (github.com/gomlx/pjrt-cpu-binaries)
@@ -22,8 +22,9 @@ import (
 // ships a plugin (XLA, Apache-2.0) that go-xla v0.1.4 loads (PJRT C API 0.115; go-xla checks no version): we
 // download its wheel with pip, check its hash, and extract the one shared library into pjrt.Dir, where
 // gomlxmodel.NewEngine finds it. The committed notebooks were computed with it. Where the wheel does not exist or
-// cannot be fetched, go-xla's own installer is tried (it publishes no checksums); where that fails too, the models
-// run on the pure-Go backend. The plugin is optional: its step never fails the setup.
+// cannot be fetched, go-xla's own installer is tried (kernelsetup/goxla, a program of its own; go-xla publishes no
+// checksums); where that fails too, the models run on the pure-Go backend. The plugin is optional: its step never
+// fails the setup.
 const (
 	pjrtPackage     = "lammps-jax-pjrt-cpu"
 	pjrtVersion     = "0.11.2"
@@ -43,7 +44,7 @@ func (p pluginSource) String() string {
 	if p == fromWheel {
 		return "PyPI wheel " + pjrtPackage + "==" + pjrtVersion
 	}
-	return "go-xla's installer (github.com/" + installer.BinaryCPUReleasesRepo + ")"
+	return "go-xla's installer (github.com/" + pjrt.GoXLAReleases + ")"
 }
 
 // pluginSources returns the sources that serve platform (GOOS/GOARCH), in the order to try them.
@@ -52,7 +53,7 @@ func pluginSources(platform string) []pluginSource {
 	if platform == "linux/amd64" {
 		sources = append(sources, fromWheel)
 	}
-	if slices.Contains(installer.CPUSupportedPlatforms, strings.ReplaceAll(platform, "/", "_")) {
+	if slices.Contains(pjrt.GoXLAPlatforms(), strings.ReplaceAll(platform, "/", "_")) {
 		sources = append(sources, fromGoXLA)
 	}
 	return sources
@@ -67,15 +68,35 @@ func (st step) installFrom(src pluginSource, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	// CPUAutoInstall installs go-xla's default plugin version for this platform unless it is there, and links
-	// pjrt.PluginName to it.
-	if err := installer.CPUAutoInstall(dir, true, installer.Normal); err != nil {
+	if err := runGoXLA(dir); err != nil {
 		return err
 	}
 	if !goxlaInstalled(dir) {
 		return fmt.Errorf("go-xla's installer left no %s in %s", pjrt.PluginName, dir)
 	}
 	return nil
+}
+
+// goxlaCommand is the program that runs go-xla's installer (kernelsetup/goxla), built and run by `go run` so that
+// kernelsetup itself links no GoMLX package.
+const goxlaCommand = "github.com/agentrl-go/agentrl/kernelsetup/goxla"
+
+// runGoXLA runs go-xla's installer into dir with goxlaCommand, its progress on stdout. It installs go-xla's default
+// plugin version for this platform unless it is there, and links pjrt.PluginName to it. The error is the last line
+// the command wrote on stderr (its one-line error, or what `go run` said last).
+func runGoXLA(dir string) error {
+	cmd := exec.Command("go", "run", goxlaCommand, dir)
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = os.Stdout, &stderr
+	err := cmd.Run()
+	if err == nil {
+		return nil
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
+		return errors.New(last)
+	}
+	return fmt.Errorf("go run %s: %w", goxlaCommand, err)
 }
 
 // tryPluginSources tries the sources in order with install and returns the one that worked, or an error of one line
