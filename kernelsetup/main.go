@@ -6,16 +6,17 @@
 // installer; see pjrt.go). The plugin is optional: where it cannot be installed, setup says so in one line and the
 // models run on the pure-Go backend.
 //
-// Jupyter comes one of two ways (chooseStack, venv.go). With -venv, or where apt-get is not the way (not root, no
-// apt-get, or not Debian), setup makes a virtual environment in the repository's .venv with `python3 -m venv`,
-// installs pinned JupyterLab 4, Notebook 7, nbclient, nbconvert, ipykernel and jupyter_client into it with pip,
-// and registers the kernel in .venv/share/jupyter, which only that Jupyter reads; the notebook harness prefers
-// .venv/bin/jupyter when it is there. As root on Debian it checks the system's Jupyter and registers the kernel in
-// the user's Jupyter data folder; -install-jupyter installs Debian's Jupyter with apt-get when it is missing.
+// Jupyter comes one of two ways (chooseStack, venv.go). By default, as a user and as root alike, setup makes a
+// virtual environment in the repository's .venv with `python3 -m venv`, installs pinned JupyterLab 4, Notebook 7,
+// nbclient, nbconvert, ipykernel and jupyter_client into it with pip, and registers the kernel in
+// .venv/share/jupyter, which only that Jupyter reads; the notebook harness prefers .venv/bin/jupyter when it is
+// there. As root it lets that Jupyter serve as root (which `jupyter lab` refuses without --allow-root), and on
+// Debian installs python3-venv with apt-get where no Python here can make the environment. With -install-jupyter,
+// as root on Debian, it sets up Debian's Jupyter instead (installed with apt-get when it is missing) and registers
+// the kernel in the user's Jupyter data folder.
 //
 //	go run ./kernelsetup                  # install the Go tools and the PJRT plugin, set up Jupyter, register the kernel
-//	go run ./kernelsetup -venv            # pip's Jupyter in .venv even as root on Debian
-//	go run ./kernelsetup -install-jupyter # as root on Debian: install Debian's Jupyter with apt-get when it is missing
+//	go run ./kernelsetup -install-jupyter # as root on Debian: Debian's Jupyter, installed with apt-get when it is missing
 //	go run ./kernelsetup -no-xla          # no PJRT plugin: models run on the pure-Go backend
 //	go run ./kernelsetup -n               # print what would be done
 //
@@ -50,20 +51,20 @@ and installs XLA's PJRT CPU plugin, which runs the models about ten times faster
 Linux x86-64 from a pinned PyPI wheel, else with GoMLX's installer; where neither works, the models run on the
 pure-Go backend). Running it again only checks and repairs.
 
-Jupyter: with -venv, or when not root, without apt-get or not on Debian, pinned JupyterLab 4 and Notebook 7 (with
-nbclient, nbconvert, ipykernel, jupyter_client) are installed with pip into the repository's .venv (Python
-`+minPython+` or later, no root), and the kernel is registered there. As root on Debian the system's Jupyter is
-checked, and -install-jupyter installs Debian's with apt-get.
+Jupyter: pinned JupyterLab 4 and Notebook 7 (with nbclient, nbconvert, ipykernel, jupyter_client) are installed
+with pip into the repository's .venv (Python `+minPython+` or later, no root needed), and the kernel is registered
+there. As root, that Jupyter may serve as root, and on Debian apt-get installs python3-venv where it is needed.
+With -install-jupyter, as root on Debian, Debian's Jupyter is set up instead (apt-get installs it when missing).
 
 Flags:
 `)
 		flag.PrintDefaults()
 	}
 	venv := flag.Bool("venv", false, "install Jupyter with pip into the repository's "+setup.VenvDir+
-		" (the default when not root, without apt-get or not on Debian)")
+		" (the default; with -install-jupyter, instead of Debian's)")
 	installJupyter := flag.Bool("install-jupyter", false,
-		"as root on Debian: install Jupyter with apt-get when it is missing (packages: "+aptPackages+
-			"); with -venv: python3-venv, where python3 cannot make the environment")
+		"as root on Debian: set up Debian's Jupyter, installed with apt-get when it is missing (packages: "+
+			aptPackages+")")
 	dryRun := flag.Bool("n", false, "print the planned steps and exit")
 	noXLA := flag.Bool("no-xla", false, "do not install the PJRT CPU plugin of the XLA backend")
 	flag.Parse()
@@ -79,7 +80,7 @@ Flags:
 // whether one is there.
 func run(venv, installJupyter, dryRun, xla bool) error {
 	_, err := exec.LookPath("apt-get")
-	st, why := chooseStack(venv, os.Geteuid() == 0, err == nil, isDebian())
+	st, why := chooseStack(venv, installJupyter, os.Geteuid() == 0, err == nil, isDebian())
 	loc, err := locate(xla, st)
 	if err != nil {
 		return err
@@ -112,8 +113,7 @@ func stackLine(loc locations, why string) string {
 		return fmt.Sprintf("Jupyter: pip's JupyterLab %s and Notebook %s in %s (%s)", pipPins[0].Version,
 			pipPins[1].Version, loc.venv, why)
 	}
-	return "Jupyter: this machine's (" + why + "; -install-jupyter installs Debian's with apt-get, -venv pip's in " +
-		setup.VenvDir + ")"
+	return "Jupyter: this machine's (" + why + "; without -install-jupyter, pip's in " + setup.VenvDir + ")"
 }
 
 // locations are where setup installs and logs.
@@ -246,6 +246,9 @@ func verify(loc locations) (state, error) {
 		if missing := pinsMissing(s.VenvPackages); len(missing) > 0 {
 			return s, fmt.Errorf("after installing, %s has %v, want %v", loc.venv, s.VenvPackages, missing)
 		}
+		if s.Root && !s.AllowRoot {
+			return s, fmt.Errorf("after writing it, %s does not set ServerApp.allow_root", allowRootFile(loc.venv))
+		}
 	}
 	if !s.jupyterOK() {
 		return s, errors.New(jupyterHelp(s))
@@ -304,6 +307,8 @@ func describe(st step) string {
 		s = "set kernel.json's argv (log to a file) and env PATH (Go's bin folder first)"
 	case makeDir:
 		s = "create " + st.Path
+	case allowRoot:
+		s = "set ServerApp.allow_root in " + st.Path + " (as root, `jupyter lab` refuses to start without it)"
 	case installPlugin:
 		var from []string
 		for _, src := range st.Sources {
@@ -325,6 +330,8 @@ func execute(st step, logFile string) error {
 	switch st.Kind {
 	case makeDir:
 		return os.MkdirAll(st.Path, 0o755)
+	case allowRoot:
+		return setAllowRoot(st.Path)
 	case patchKernel:
 		return patchKernelSpec(st.KernelDir, wantKernelArgv(st.Path, logFile), wantKernelPath(filepath.Dir(st.Path)))
 	case installPlugin:
@@ -355,6 +362,22 @@ func execute(st step, logFile string) error {
 		return patchKernelSpec(st.KernelDir, wantKernelArgv(gonb, logFile), wantKernelPath(filepath.Dir(gonb)))
 	}
 	return nil
+}
+
+// setAllowRoot sets ServerApp.allow_root in the Jupyter server configuration file (allowRootConfig), creating it
+// and its folder where they are missing.
+func setAllowRoot(file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if data, err = allowRootConfig(data); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(file, data, 0o644)
 }
 
 // patchKernelSpec sets the argv of the kernel spec in dir (GoNB's --install only forwards a few flags) and the

@@ -55,6 +55,7 @@ type state struct {
 	PythonPip        string            // the version of its own pip; "" none
 	VenvPython       bool              // the virtual environment's python runs
 	VenvPackages     map[string]string // the installed versions of pipPins' packages there, by name ("" absent)
+	AllowRoot        bool              // the environment's Jupyter server may run as root (allowRootFile, allowsRoot)
 }
 
 // jupyterOK reports whether Jupyter is complete enough for the harness.
@@ -72,6 +73,7 @@ const (
 	patchKernel                   // set the argv and the env's PATH of the registered kernel.json
 	makeDir                       // create the folder Path
 	installPlugin                 // install the PJRT CPU plugin into the folder Path from the first of Sources that works
+	allowRoot                     // set ServerApp.allow_root in the Jupyter server configuration file Path
 )
 
 // step is one planned action: a one-line description and the commands that carry it out.
@@ -80,7 +82,7 @@ type step struct {
 	Kind stepKind
 	Cmds [][]string
 	Env  []string // extra environment, KEY=VALUE
-	Path string   // the folder of makeDir and installPlugin; the gonb binary of patchKernel
+	Path string   // the folder of makeDir and installPlugin; the gonb binary of patchKernel; allowRoot's file
 	// KernelDir is the folder of the kernel spec that writeKernel and patchKernel write; writeKernel's Env
 	// carries the Jupyter data folder above it for `gonb --install`.
 	KernelDir string
@@ -109,8 +111,8 @@ func wantKernelPath(gobin string) string {
 // plan returns the steps that bring the machine from s to the wanted setup in loc, skipping what is already
 // present. loc.pjrtDir is where the PJRT CPU plugin goes ("": no plugin, -no-xla). On the system stack
 // installJupyter asks for Jupyter to be installed with apt-get when it is missing; on the venv stack Jupyter is
-// always installed with pip, and installJupyter lets apt-get install python3-venv where no Python can make the
-// environment. The Go tools come first and the kernel next, so that a machine where Jupyter cannot be installed
+// always installed with pip, and as root on Debian apt-get installs python3-venv where no Python can make the
+// environment, which is then allowed to serve as root (venvSteps). The Go tools come first and the kernel next, so that a machine where Jupyter cannot be installed
 // still gets them; on the venv stack the environment comes before the kernel registered in it. The optional PJRT
 // plugin comes last, so that nothing else depends on it (its failure is reported, not fatal). The plugin is planned
 // only where GoMLX compiles its XLA backend in (s.XLA) and a source serves this platform (pluginSources).
@@ -141,7 +143,7 @@ func plan(s state, loc locations, installJupyter bool) []step {
 	toolsChanged := len(steps) > 0
 	var dataEnv []string // where `gonb --install` writes: JUPYTER_DATA_DIR, else the user's data folder
 	if s.Stack == venvStack {
-		steps = append(steps, venvSteps(s, loc.venv, installJupyter)...)
+		steps = append(steps, venvSteps(s, loc.venv)...)
 		dataEnv = []string{"JUPYTER_DATA_DIR=" + loc.dataDir}
 	}
 	switch {
@@ -199,7 +201,7 @@ func jupyterHelp(s state) string {
 		return what + ": rerun `go run ./kernelsetup` to install Jupyter with pip into " + setup.VenvDir
 	}
 	return what + ": run `go run ./kernelsetup -install-jupyter` (Debian's Jupyter: apt-get install -y " + aptPackages +
-		") or `go run ./kernelsetup -venv` (pip's Jupyter in " + setup.VenvDir + ", no root)"
+		") or `go run ./kernelsetup` (pip's Jupyter in " + setup.VenvDir + ")"
 }
 
 // moduleVersion returns the version of module mod recorded in the output of `go version -m BINARY`, looking at the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -258,23 +259,31 @@ func TestPatchedKernelSpec(t *testing.T) {
 	}
 }
 
-// TestChooseStack: pip's Jupyter in the virtual environment when asked for or where apt-get is not the way.
+// TestChooseStack: pip's Jupyter in the virtual environment as a user and as root, which the README's commands use;
+// Debian's where -install-jupyter asks for it as root on Debian.
 func TestChooseStack(t *testing.T) {
 	for _, tc := range []struct {
-		venv, root, apt, debian bool
-		want                    stack
-		why                     string
+		venv, installJupyter, root, apt, debian bool
+		want                                    stack
+		why                                     string
 	}{
-		{false, true, true, true, systemStack, "root on Debian"},
-		{true, true, true, true, venvStack, "-venv"},
-		{false, false, true, true, venvStack, "not root"},
-		{false, true, false, true, venvStack, "no apt-get"},
-		{false, true, true, false, venvStack, "not Debian"}, // apt-get on another distribution
-		{false, false, false, false, venvStack, "not root"}, // macOS as a user
+		// The README's `go run ./kernelsetup`: as a user and as root (a container, Codespaces, CI) alike.
+		{false, false, false, true, true, venvStack, "not root"},
+		{false, false, true, true, true, venvStack, "root, without -install-jupyter"},
+		{false, false, false, false, false, venvStack, "not root"}, // macOS as a user
+		{false, false, true, false, false, venvStack, "root, without -install-jupyter"},
+		// `go run ./kernelsetup -install-jupyter`: Debian's, as root on Debian only.
+		{false, true, true, true, true, systemStack, "-install-jupyter, root on Debian"},
+		{false, true, false, true, true, venvStack, "not root"},
+		{false, true, true, false, true, venvStack, "no apt-get"},
+		{false, true, true, true, false, venvStack, "not Debian"}, // apt-get on another distribution
+		{true, false, true, true, true, venvStack, "-venv"},
+		{true, true, true, true, true, venvStack, "-venv"},
 	} {
-		if got, why := chooseStack(tc.venv, tc.root, tc.apt, tc.debian); got != tc.want || why != tc.why {
-			t.Errorf("chooseStack(venv %v, root %v, apt %v, debian %v) = %v, %q; want %v, %q", tc.venv, tc.root, tc.apt,
-				tc.debian, got, why, tc.want, tc.why)
+		got, why := chooseStack(tc.venv, tc.installJupyter, tc.root, tc.apt, tc.debian)
+		if got != tc.want || why != tc.why {
+			t.Errorf("chooseStack(venv %v, install-jupyter %v, root %v, apt %v, debian %v) = %v, %q; want %v, %q",
+				tc.venv, tc.installJupyter, tc.root, tc.apt, tc.debian, got, why, tc.want, tc.why)
 		}
 	}
 }
@@ -298,8 +307,9 @@ func TestPlanVenv(t *testing.T) {
 	with := func(s state, f func(*state)) state { f(&s); return s }
 	tools := []string{"install gonb v0.11.1", "install goimports v0.47.0", "install gopls v0.23.0"}
 	rest := []string{"register the gonb kernel", "create GoNB's log folder", "install the PJRT CPU plugin"}
-	const mkvenv, pip, apt = "create the virtual environment", "install Jupyter with pip",
-		"install python3-venv with apt-get"
+	const mkvenv, pip, apt, rootOK = "create the virtual environment", "install Jupyter with pip",
+		"install python3-venv with apt-get", "let Jupyter run as root"
+	asRoot := func(s state) state { s.Root = true; return s }
 	concat := func(parts ...[]string) []string { return slices.Concat(parts...) }
 
 	for _, tc := range []struct {
@@ -311,6 +321,12 @@ func TestPlanVenv(t *testing.T) {
 		{"ready", ready, false, nil},
 		{"fresh", fresh, false, concat(tools, []string{mkvenv, pip}, rest)},
 		{"fresh, -install-jupyter changes nothing", fresh, true, concat(tools, []string{mkvenv, pip}, rest)},
+		// As root (a container, Codespaces, CI), the same, and the environment's Jupyter may serve as root.
+		{"fresh, root", asRoot(fresh), false, concat(tools, []string{mkvenv, pip, rootOK}, rest)},
+		{"ready, root", with(asRoot(ready), func(s *state) { s.AllowRoot = true }), false, nil},
+		{"ready, root, set up as a user", asRoot(ready), false, []string{rootOK}},
+		// A user's server ignores the setting: setup neither writes it nor minds it there.
+		{"ready, user, set up as root", with(ready, func(s *state) { s.AllowRoot = true }), false, nil},
 		// Debian's Python without python3-venv: its own pip puts pip into an environment made without.
 		{"no ensurepip, pip 23", with(fresh, func(s *state) { s.Ensurepip, s.PythonPip = false, "23.0.1" }), false,
 			concat(tools, []string{mkvenv, pip}, rest)},
@@ -320,13 +336,14 @@ func TestPlanVenv(t *testing.T) {
 			concat(tools, rest)},
 		{"Python 3.9", with(fresh, func(s *state) { s.PythonVersion = "3.9" }), false, concat(tools, rest)},
 		{"no Python", noPython, false, concat(tools, rest)},
-		{"no Python, root without -install-jupyter", with(noPython, func(s *state) { s.Root = true }), false,
+		// As root on Debian, apt-get installs the Python that makes it (debian:bookworm-slim, golang:1.26-bookworm).
+		{"no Python, root", asRoot(noPython), false, concat(tools, []string{apt, mkvenv, pip, rootOK}, rest)},
+		{"no ensurepip, no pip, root", asRoot(with(fresh, func(s *state) { s.Ensurepip = false })), false,
+			concat(tools, []string{apt, mkvenv, pip, rootOK}, rest)},
+		{"no Python, root, not Debian", with(noPython, func(s *state) { s.Root, s.Debian = true, false }), false,
 			concat(tools, rest)},
-		// As root on Debian, -install-jupyter lets apt-get install the Python that makes it.
-		{"no Python, root, -install-jupyter", with(noPython, func(s *state) { s.Root = true }), true,
-			concat(tools, []string{apt, mkvenv, pip}, rest)},
-		{"no Python, root, -install-jupyter, not Debian", with(noPython, func(s *state) { s.Root, s.Debian = true, false }),
-			true, concat(tools, rest)},
+		{"no Python, root, no apt-get", with(noPython, func(s *state) { s.Root, s.HaveApt = true, false }), false,
+			concat(tools, rest)},
 		// A ready environment needs no Python of the machine's.
 		{"ready, no Python", with(ready, func(s *state) { s.Python, s.PythonVersion = "", "" }), false, nil},
 		{"old notebook", with(ready, func(s *state) {
@@ -384,12 +401,15 @@ func TestPlanVenv(t *testing.T) {
 	}) {
 		t.Errorf("venv step without ensurepip = %+v", st)
 	}
-	rootApt := plan(with(noPython, func(s *state) { s.Root = true }), at(venvStack, pjrtFolder), true)
+	rootApt := plan(asRoot(noPython), at(venvStack, pjrtFolder), false)
 	if st := byName(rootApt, apt); !slices.Contains(st.Cmds[1], "python3-venv") {
 		t.Errorf("apt step = %+v", st)
 	}
 	if st := byName(rootApt, mkvenv); st.Cmds[0][0] != "/usr/bin/python3" || st.Cmds[0][2] != "venv" {
 		t.Errorf("venv step after apt-get = %+v", st)
+	}
+	if st := byName(rootApt, rootOK); st.Kind != allowRoot || st.Path != venv+"/etc/jupyter/jupyter_server_config.json" {
+		t.Errorf("allow-root step = %+v (%s)", st, describe(st))
 	}
 	repair := plan(with(ready, func(s *state) { s.MissingModules = []string{"nbclient"} }), at(venvStack, pjrtFolder), false)
 	if !slices.Contains(repair[0].Cmds[0], "--force-reinstall") {
@@ -417,8 +437,9 @@ func TestJupyterHelp(t *testing.T) {
 		s    state
 		want []string
 	}{
-		{state{HaveApt: true}, []string{"jupyter not found", "-install-jupyter", "jupyter-nbconvert", "-venv", ".venv"}},
-		{state{Jupyter: "/usr/bin/jupyter"}, []string{"kernelspec", "-venv"}},
+		{state{HaveApt: true}, []string{"jupyter not found", "-install-jupyter", "jupyter-nbconvert",
+			"`go run ./kernelsetup` (pip's", ".venv"}},
+		{state{Jupyter: "/usr/bin/jupyter"}, []string{"kernelspec", "`go run ./kernelsetup` (pip's"}},
 		{state{Jupyter: "j", Kernelspec: true, JupyterPython: "/usr/bin/python3", MissingModules: []string{"nbclient"},
 			HaveApt: true}, []string{"/usr/bin/python3 cannot import nbclient", "python3-nbclient"}},
 		{state{Stack: venvStack, Jupyter: "/repo/.venv/bin/jupyter", Kernelspec: true, JupyterPython: "/repo/.venv/bin/python",
@@ -465,5 +486,32 @@ func TestListedKernelDir(t *testing.T) {
 	}
 	if got := listedKernelDir("  gonb    /home/a b/.local/share/jupyter/kernels/gonb\n", "gonb"); got != "/home/a b/.local/share/jupyter/kernels/gonb" {
 		t.Errorf("a folder with a space: %q", got)
+	}
+}
+
+// TestAllowRootConfig: as root, setup sets ServerApp.allow_root in the environment's Jupyter server configuration
+// and keeps whatever else is there.
+func TestAllowRootConfig(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"none", "", `{"ServerApp":{"allow_root":true}}`},
+		{"other settings", `{"ServerApp": {"port": 9999}, "LabApp": {"x": 1}}`,
+			`{"LabApp":{"x":1},"ServerApp":{"allow_root":true,"port":9999}}`},
+		{"false", `{"ServerApp": {"allow_root": false}}`, `{"ServerApp":{"allow_root":true}}`},
+		{"not JSON", `c.ServerApp.allow_root = True`, ""},
+	} {
+		if allowsRoot([]byte(tc.in)) {
+			t.Errorf("%s: allowsRoot(%s) before", tc.name, tc.in)
+		}
+		out, err := allowRootConfig([]byte(tc.in))
+		if tc.want == "" {
+			if err == nil {
+				t.Errorf("%s: no error", tc.name)
+			}
+			continue
+		}
+		var compact bytes.Buffer
+		if err != nil || json.Compact(&compact, out) != nil || compact.String() != tc.want || !allowsRoot(out) {
+			t.Errorf("%s: allowRootConfig = %s (%v), want %s", tc.name, out, err, tc.want)
+		}
 	}
 }

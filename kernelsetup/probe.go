@@ -65,7 +65,7 @@ func (k kernelSpec) argv() []string {
 // probe inspects the machine for the setup in loc: the Go tools in loc.gobin, the kernel spec in loc.kernelDir(),
 // GoNB's log folder, the PJRT CPU plugin in loc.pjrtDir ("": not wanted) and the stack's Jupyter: the system's
 // (setup.SystemJupyter), or on the venv stack the Python that makes the virtual environment and the environment's
-// Jupyter and packages.
+// Jupyter, packages and permission to serve as root (allowRootFile).
 func probe(loc locations) state {
 	s := state{
 		Stack:            loc.stack,
@@ -94,6 +94,8 @@ func probe(loc locations) state {
 	if loc.stack == venvStack {
 		probeBasePython(&s)
 		probeVenv(&s, loc.venv)
+		data, err := os.ReadFile(allowRootFile(loc.venv))
+		s.AllowRoot = err == nil && allowsRoot(data)
 		if j := filepath.Join(loc.venv, "bin", "jupyter"); s.VenvPython && fileExists(j) {
 			s.Jupyter = j
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,28 +15,31 @@ import (
 type stack int
 
 const (
-	// systemStack is the machine's Jupyter (with -install-jupyter, Debian's packages, installed with apt-get); the
-	// kernel is registered in the user's Jupyter data folder.
+	// systemStack is Debian's Jupyter, installed with apt-get where it is missing (-install-jupyter, as root on
+	// Debian); the kernel is registered in the user's Jupyter data folder.
 	systemStack stack = iota
-	// venvStack is pip's JupyterLab and Notebook in the repository's virtual environment (setup.VenvDir), which
-	// needs no root; the kernel is registered in the environment's share/jupyter, which only its Jupyter reads.
+	// venvStack is pip's JupyterLab and Notebook in the repository's virtual environment (setup.VenvDir), as a user
+	// or as root; the kernel is registered in the environment's share/jupyter, which only its Jupyter reads.
 	venvStack
 )
 
-// chooseStack returns the stack to set up and why: the virtual environment when asked for (-venv) or when apt-get
-// is not the way to install Jupyter here (not root, no apt-get, or not Debian or a derivative), else the system's.
-func chooseStack(venv, root, haveApt, debian bool) (stack, string) {
+// chooseStack returns the stack to set up and why: Debian's Jupyter where -install-jupyter asks for it and apt-get
+// is the way to install it (as root, with apt-get, on Debian or a derivative), else the virtual environment, which
+// the README's commands use as a user and as root alike (-venv asks for it whatever the rest).
+func chooseStack(venv, installJupyter, root, haveApt, debian bool) (stack, string) {
 	switch {
 	case venv:
 		return venvStack, "-venv"
 	case !root:
 		return venvStack, "not root"
+	case !installJupyter:
+		return venvStack, "root, without -install-jupyter"
 	case !haveApt:
 		return venvStack, "no apt-get"
 	case !debian:
 		return venvStack, "not Debian"
 	}
-	return systemStack, "root on Debian"
+	return systemStack, "-install-jupyter, root on Debian"
 }
 
 // pin is a Python distribution at an exact version.
@@ -92,13 +96,14 @@ func (s state) canMakeVenv() bool {
 }
 
 // venvSteps returns the steps that make the virtual environment venv and install pipPins into it, given what the
-// probe found; installSystem allows apt-get to install python3-venv where no Python here can make the environment
-// (as root on Debian). When no step can help, it returns none and venvHelp says what to do.
-func venvSteps(s state, venv string, installSystem bool) []step {
+// probe found; as root on Debian, apt-get installs python3-venv where no Python here can make the environment, and
+// the environment's Jupyter server is allowed to run as root (allowRootFile: `jupyter lab` refuses to start as root
+// without it). When no step can help, it returns none and venvHelp says what to do.
+func venvSteps(s state, venv string) []step {
 	var steps []step
 	python := s.Python
 	if !s.VenvPython && !s.canMakeVenv() {
-		if !installSystem || !s.Root || !s.HaveApt || !s.Debian {
+		if !s.Root || !s.HaveApt || !s.Debian {
 			return nil
 		}
 		steps = append(steps, aptStep("install python3-venv with apt-get", "python3", "python3-venv"))
@@ -129,7 +134,45 @@ func venvSteps(s state, venv string, installSystem bool) []step {
 		}
 		steps = append(steps, step{Name: "install Jupyter with pip", Kind: runCmds, Cmds: [][]string{install}})
 	}
+	if s.Root && !s.AllowRoot {
+		steps = append(steps, step{Name: "let Jupyter run as root", Kind: allowRoot, Path: allowRootFile(venv)})
+	}
 	return steps
+}
+
+// allowRootFile is the Jupyter server configuration of the virtual environment venv, which every Jupyter server
+// of the environment reads (JupyterLab 4 and Notebook 7), and no other Jupyter does. As root, setup sets its
+// ServerApp.allow_root (allowRootConfig): without it, `jupyter lab` refuses to start as root. The setting changes
+// nothing for a server that does not run as root.
+func allowRootFile(venv string) string {
+	return filepath.Join(venv, "etc", "jupyter", "jupyter_server_config.json")
+}
+
+// allowsRoot reports whether the Jupyter server configuration data (JSON) sets ServerApp.allow_root.
+func allowsRoot(data []byte) bool {
+	var config struct {
+		ServerApp struct {
+			AllowRoot bool `json:"allow_root"`
+		}
+	}
+	return json.Unmarshal(data, &config) == nil && config.ServerApp.AllowRoot
+}
+
+// allowRootConfig returns the Jupyter server configuration data (JSON; empty: none) with ServerApp.allow_root set
+// and its other settings as they were. It fails where data is not a JSON object of objects.
+func allowRootConfig(data []byte) ([]byte, error) {
+	config := map[string]map[string]any{}
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := json.Unmarshal(data, &config); err != nil {
+			return nil, err
+		}
+	}
+	if config["ServerApp"] == nil {
+		config["ServerApp"] = map[string]any{}
+	}
+	config["ServerApp"]["allow_root"] = true
+	out, err := json.MarshalIndent(config, "", "  ")
+	return append(out, '\n'), err
 }
 
 // venvHelp is what to print when no Python here can make the virtual environment and setup may not install one.
@@ -148,7 +191,7 @@ func venvHelp(s state) string {
 			" or later)"
 	}
 	return what + ": install Python " + minPython + " or later with venv (Debian/Ubuntu: `apt-get install -y " +
-		"python3 python3-venv` as root, or, as root, `go run ./kernelsetup -venv -install-jupyter`), then rerun " +
+		"python3 python3-venv` as root, or run `go run ./kernelsetup` as root, which installs them), then rerun " +
 		"`go run ./kernelsetup`"
 }
 
