@@ -64,7 +64,7 @@ func (r *renderer) display(w *bytes.Buffer, d *jupyterData) {
 			}
 		}
 		r.figures++
-		fmt.Fprintf(w, `<div class="output figure"><img src="%s" alt="%s"%s></div>`+"\n", esc(src), esc(alt), size)
+		r.figure(w, fmt.Sprintf(`<img src="%s" alt="%s"%s>`, esc(src), esc(alt), size), alt)
 		return
 	}
 	if e, ok := d.Data["text/html"]; ok {
@@ -86,14 +86,20 @@ func (r *renderer) display(w *bytes.Buffer, d *jupyterData) {
 
 // content is a MIME entry's text, inline or in the file MyST wrote for a long one.
 func (r *renderer) content(e mimeEntry) string {
-	if e.Content != "" || e.Path == "" {
-		return string(e.Content)
-	}
-	b, err := os.ReadFile(filepath.Join(r.public, path.Base(e.Path)))
+	s, err := mimeText(r.public, e)
 	if err != nil {
 		r.errorf("%v", err)
 	}
-	return string(b)
+	return s
+}
+
+// mimeText is a MIME entry's text, inline or in the file that MyST wrote into public for a long one.
+func mimeText(public string, e mimeEntry) (string, error) {
+	if e.Content != "" || e.Path == "" {
+		return string(e.Content), nil
+	}
+	b, err := os.ReadFile(filepath.Join(public, path.Base(e.Path)))
+	return string(b), err
 }
 
 var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
@@ -113,4 +119,32 @@ func terminalText(s string) string {
 		lines[i] = strings.TrimRight(lines[i], "\r")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// figure writes an image output as a figure with its caption: the chart's title from its text, and for a
+// numbered figure ("Figure 12.1: …") the number, a link to the figure itself, whose element has the number's id.
+func (r *renderer) figure(w *bytes.Buffer, img, alt string) {
+	number, caption := figureCaption(alt)
+	if r.ids == nil {
+		r.ids = map[string]bool{}
+	}
+	id := ""
+	if number != "" && !r.ids[figureID(number)] {
+		id = figureID(number)
+		r.ids[id] = true
+	}
+	if id == "" {
+		fmt.Fprintf(w, `<figure class="output figure">%s`, img)
+	} else {
+		fmt.Fprintf(w, `<figure class="output figure" id="%s">%s`, id, img)
+	}
+	switch {
+	case id != "":
+		fmt.Fprintf(w, `<figcaption><a class="fignum" href="#%s">Figure %s</a>: %s</figcaption>`, id, esc(number), esc(caption))
+	case number != "":
+		fmt.Fprintf(w, `<figcaption>Figure %s: %s</figcaption>`, esc(number), esc(caption))
+	case caption != "":
+		fmt.Fprintf(w, `<figcaption>%s</figcaption>`, esc(caption))
+	}
+	w.WriteString("</figure>\n")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -19,15 +20,34 @@ type pageData struct {
 	Body        template.HTML
 	Source      string // repository-relative source file
 	Index       bool   // the site's first page, which names no source
+	SourceURL   string // the source in the repository: Repo/blob/Ref/Source
 	Notebook    bool
 	Download    string // the notebook's copy, relative to the page
 	Numerics    string // what computed the notebook's outputs (its metadata's agentrl.numerics)
+	Backend     string // the numerics' first part: "xla", "go"
 	Prev, Next  *navItem
 	MystVersion string
+	Repo        string // the repository's address
+	RunCommands string // a clone of the repository, the README's two commands, and the notebook to open
 }
 
-// render reads MyST's output in dir/_build/site and writes the HTML site into out, replacing it.
-func render(dir, root, out, mystVersion string) (*Site, error) {
+// setupCommand and openCommand are the README's two commands (its Setup and Open the chapter), which every page
+// shows after a clone; TestRunCommandsAreTheREADMEs keeps them the README's.
+const (
+	setupCommand = "go run ./kernelsetup"
+	openCommand  = ".venv/bin/jupyter lab notebooks/"
+)
+
+// runCommands are the commands that clone repo, set it up and open notebook (a file of notebooks/; "" opens the
+// folder) in JupyterLab.
+func runCommands(repo, notebook string) string {
+	return "git clone " + repo + ".git && cd " + path.Base(repo) + "\n" + setupCommand + "\n" + openCommand + notebook
+}
+
+// render reads MyST's output in dir/_build/site and writes the HTML site into site.Out, replacing it; site holds
+// the MyST version and the repository's address, and render adds the title and pages.
+func render(dir, root string, site *Site) (*Site, error) {
+	out := site.Out
 	build := filepath.Join(dir, "_build", "site")
 	var cfg mystConfig
 	if err := readJSON(filepath.Join(build, "config.json"), &cfg); err != nil {
@@ -41,12 +61,19 @@ func render(dir, root, out, mystVersion string) (*Site, error) {
 	if err != nil {
 		return nil, err
 	}
+	xrefs, err := findXrefs(toc, filepath.Join(build, "public"))
+	if err != nil {
+		return nil, err
+	}
 	tmpl, err := startOut(out)
 	if err != nil {
 		return nil, err
 	}
-	site := &Site{Out: out, Title: proj.Title, MystVersion: mystVersion}
-	w := &pageWriter{site: site, toc: toc, dir: dir, root: root, build: build, tmpl: tmpl}
+	if err := writeSearchIndex(build, out, toc); err != nil {
+		return nil, err
+	}
+	site.Title = proj.Title
+	w := &pageWriter{site: site, toc: toc, xrefs: xrefs, dir: dir, root: root, build: build, tmpl: tmpl}
 	for i := range toc.pages {
 		p, err := w.write(i)
 		if err != nil {
@@ -57,14 +84,13 @@ func render(dir, root, out, mystVersion string) (*Site, error) {
 	return site, nil
 }
 
-// startOut parses the theme's page template and replaces out with a folder holding the theme's style sheet and an
-// empty assets folder.
+// themeFiles are the theme's files that every page loads, copied into the site's folder as they are.
+var themeFiles = []string{"style.css", "site.js", "search.js"}
+
+// startOut parses the theme's page template and replaces out with a folder holding the theme's style sheet and
+// scripts and an empty assets folder.
 func startOut(out string) (*template.Template, error) {
 	tmpl, err := template.ParseFS(theme, "theme/page.html")
-	if err != nil {
-		return nil, err
-	}
-	css, err := theme.ReadFile("theme/style.css")
 	if err != nil {
 		return nil, err
 	}
@@ -74,8 +100,14 @@ func startOut(out string) (*template.Template, error) {
 	if err := os.MkdirAll(filepath.Join(out, "assets"), 0o755); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(out, "style.css"), css, 0o644); err != nil {
-		return nil, err
+	for _, name := range themeFiles {
+		b, err := theme.ReadFile("theme/" + name)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(out, name), b, 0o644); err != nil {
+			return nil, err
+		}
 	}
 	return tmpl, nil
 }
@@ -84,6 +116,7 @@ func startOut(out string) (*template.Template, error) {
 type pageWriter struct {
 	site  *Site // the site being written: its folder, title and MyST version
 	toc   *toc
+	xrefs *xrefs
 	dir   string // the site folder, holding myst.yml
 	root  string // the repository root, which pages name their sources from
 	build string // MyST's output, dir/_build/site
@@ -99,7 +132,7 @@ func (w *pageWriter) write(i int) (Page, error) {
 	if err != nil {
 		return Page{}, err
 	}
-	r := &renderer{page: e.slug, files: w.toc.files, public: filepath.Join(w.build, "public"), out: w.site.Out}
+	r := &renderer{page: e.slug, file: e.file, files: w.toc.files, xrefs: w.xrefs, public: filepath.Join(w.build, "public"), out: w.site.Out}
 	var body bytes.Buffer
 	r.children(&body, e.page.Mdast)
 	if len(r.errs) > 0 {
@@ -118,14 +151,19 @@ func (w *pageWriter) write(i int) (Page, error) {
 		Source:      filepath.ToSlash(rel),
 		Index:       i == 0,
 		MystVersion: w.site.MystVersion,
+		Repo:        w.site.Repo,
+		RunCommands: runCommands(w.site.Repo, ""),
 	}
+	d.SourceURL = w.site.Repo + "/blob/" + w.site.Ref + "/" + d.Source
 	d.Prev, d.Next = w.toc.around(i)
 	if e.page.Kind == "Notebook" {
 		d.Notebook = true
 		if d.Numerics, err = numerics(src); err != nil {
 			return Page{}, err
 		}
+		d.Backend, _, _ = strings.Cut(d.Numerics, "/")
 		d.Download = "notebooks/" + filepath.Base(src)
+		d.RunCommands = runCommands(w.site.Repo, filepath.Base(src))
 		if err := copyFile(src, filepath.Join(w.site.Out, "notebooks", filepath.Base(src))); err != nil {
 			return Page{}, err
 		}

@@ -19,11 +19,16 @@ type heading struct {
 // are collected in errs.
 type renderer struct {
 	page     string            // the page's slug, for messages
+	file     string            // the page's HTML file
 	files    map[string]string // slug → HTML file of every page
+	xrefs    *xrefs            // the sections and figures that text may link; nil links none
 	public   string            // MyST's folder of output files
 	out      string            // the site's folder; figures go to out/assets
 	headings []heading
 	figures  int
+	cells    int             // the code cells written so far
+	plain    int             // > 0 inside a link or heading, whose text links nothing
+	ids      map[string]bool // the ids given to figures
 	errs     []string
 }
 
@@ -75,14 +80,9 @@ func (r *renderer) node(w *bytes.Buffer, n *node) {
 	case "root":
 		r.children(w, n)
 	case "block":
-		switch n.Kind {
-		case "notebook-code":
-			r.wrap(w, n, `<div class="cell code-cell">`, "</div>\n")
-		default:
-			r.wrap(w, n, `<div class="cell">`, "</div>\n")
-		}
+		r.block(w, n)
 	case "text":
-		w.WriteString(esc(n.Value))
+		r.text(w, n.Value)
 	case "break":
 		w.WriteString("<br>")
 	case "thematicBreak":
@@ -123,6 +123,39 @@ func (r *renderer) node(w *bytes.Buffer, n *node) {
 	default:
 		r.errorf("MyST node %q is not rendered by site/render.go", n.Type)
 	}
+}
+
+// plumbingSummary is what a notebook's folded link cell says it is.
+const plumbingSummary = "The link cell: GoNB plumbing that links this notebook to the repository's Go module"
+
+// block writes a notebook cell. A notebook's first code cell, when it holds GoNB's special lines (`%goflags`,
+// `!*… go work …`: the cell that links the notebook to the module), is folded into a details element.
+func (r *renderer) block(w *bytes.Buffer, n *node) {
+	if n.Kind != "notebook-code" {
+		r.wrap(w, n, `<div class="cell">`, "</div>\n")
+		return
+	}
+	r.cells++
+	if r.cells == 1 && isPlumbing(n) {
+		r.wrap(w, n, `<details class="cell code-cell plumbing"><summary>`+esc(plumbingSummary)+"</summary>\n", "</details>\n")
+		return
+	}
+	r.wrap(w, n, `<div class="cell code-cell">`, "</div>\n")
+}
+
+// isPlumbing says whether a code cell's code has a line of GoNB's own (`%…` or `!…`), which is not Go.
+func isPlumbing(n *node) bool {
+	for _, c := range n.Children {
+		if c.Type != "code" {
+			continue
+		}
+		for _, line := range strings.Split(c.Value, "\n") {
+			if l := strings.TrimLeft(line, " \t"); strings.HasPrefix(l, "%") || strings.HasPrefix(l, "!") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // list writes a bulleted list, or a numbered one with its first number where that is not 1.
@@ -185,7 +218,9 @@ func (r *renderer) heading(w *bytes.Buffer, n *node) {
 	// The page's title is its h1; headings in the content start at h2.
 	level := min(max(n.Depth, 2), 6)
 	var text bytes.Buffer
+	r.plain++
 	r.children(&text, n)
+	r.plain--
 	if n.HTMLID == "" {
 		fmt.Fprintf(w, "<h%d>%s</h%d>\n", level, text.String(), level)
 		return
@@ -236,7 +271,9 @@ func (r *renderer) link(w *bytes.Buffer, n *node) {
 	if len(n.Children) == 0 {
 		w.WriteString(esc(n.URL))
 	}
+	r.plain++
 	r.children(w, n)
+	r.plain--
 	w.WriteString("</a>")
 }
 

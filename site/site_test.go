@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -52,12 +53,7 @@ func TestSiteInBrowser(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	start := time.Now()
-	s, err := Build(ctx, Options{Dir: ".", Out: filepath.Join(t.TempDir(), "html"), Log: testLog{t}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	took := time.Since(start)
+	s, took := builtSite(t)
 	t.Logf("built %d pages in %.1fs (MyST %s)", len(s.Pages), took.Seconds(), s.MystVersion)
 	if took > 2*time.Minute {
 		t.Errorf("the build took %v, more than 2 minutes", took.Round(time.Second))
@@ -92,13 +88,7 @@ func TestSiteInBrowser(t *testing.T) {
 	artifacts := ""
 	screenshot := func(file string) {
 		if artifacts == "" {
-			if artifacts = os.Getenv("AGENTRL_SITE_ARTIFACTS"); artifacts == "" {
-				artifacts, err = os.MkdirTemp("", "agentrl-site-failures-")
-			} else {
-				err = os.MkdirAll(artifacts, 0o755)
-			}
-			if err != nil {
-				t.Errorf("no folder for screenshots: %v", err)
+			if artifacts = artifactsDir(t); artifacts == "" {
 				return
 			}
 		}
@@ -201,6 +191,60 @@ func TestSiteInBrowser(t *testing.T) {
 	if internal < len(s.Pages) {
 		t.Errorf("only %d internal links across %d pages: the table of contents alone links every page", internal, len(s.Pages))
 	}
+}
+
+// The site that the browser tests open is built once per test binary (TestMain removes it).
+var (
+	buildOnce sync.Once
+	buildDir  string
+	built     *Site
+	buildTook time.Duration
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// builtSite builds the site from this folder into a temporary folder the first time a test asks, and returns it
+// and how long the build took; the test fails where the build did.
+func builtSite(t *testing.T) (*Site, time.Duration) {
+	t.Helper()
+	buildOnce.Do(func() {
+		if buildDir, buildErr = os.MkdirTemp("", "agentrl-site-test-"); buildErr != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		start := time.Now()
+		built, buildErr = Build(ctx, Options{Dir: ".", Out: filepath.Join(buildDir, "html"), Log: testLog{t}})
+		buildTook = time.Since(start)
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return built, buildTook
+}
+
+// artifactsDir is the folder for a failing browser test's screenshots: $AGENTRL_SITE_ARTIFACTS, or else a new
+// folder under the system's temporary folder ("" when it cannot be made, which the test reports).
+func artifactsDir(t *testing.T) string {
+	dir := os.Getenv("AGENTRL_SITE_ARTIFACTS")
+	var err error
+	if dir == "" {
+		dir, err = os.MkdirTemp("", "agentrl-site-failures-")
+	} else {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	if err != nil {
+		t.Errorf("no folder for screenshots: %v", err)
+		return ""
+	}
+	return dir
 }
 
 // browserWait bounds one Chromium run.

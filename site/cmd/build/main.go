@@ -3,6 +3,7 @@
 //
 //	go run ./site/cmd/build                 # into site/_build/html
 //	go run ./site/cmd/build -o /tmp/site    # elsewhere
+//	go run ./site/cmd/build -repo https://github.com/me/agentrl -ref v1   # source links into a fork, at a tag
 //
 // It needs Node.js and npm: the first build installs the pinned MyST with `npm ci` in site/. Open
 // site/_build/html/index.html in a browser, or serve the folder (any static file server).
@@ -23,8 +24,10 @@ func main() {
 	dir := flag.String("site", "", "the site folder, holding myst.yml (default: site/ of the repository around the working directory)")
 	out := flag.String("o", "", "the output folder, replaced whole (default: <site>/_build/html)")
 	quiet := flag.Bool("q", false, "print only the output folder, or the error")
+	repo := flag.String("repo", "", "the repository's web address, which pages link their sources into and clone (default: from go.mod's module path)")
+	ref := flag.String("ref", "", "the branch or commit that the source links name (default: main)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./site/cmd/build [-o dir] [-site dir] [-q]\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./site/cmd/build [-o dir] [-site dir] [-repo url] [-ref ref] [-q]\n\n"+
 			"Builds the static edition of chapter 12 from the committed notebooks and notebooks/REPORT.md, executing nothing.\n\n")
 		flag.PrintDefaults()
 	}
@@ -43,7 +46,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	opts := site.Options{Dir: *dir, Out: *out, Log: os.Stderr}
+	opts := site.Options{Dir: *dir, Out: *out, Log: os.Stderr, Repo: *repo, Ref: *ref}
 	if *quiet {
 		opts.Log = nil
 	}
