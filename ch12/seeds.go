@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/chart"
+	"github.com/agentrl-go/agentrl/store"
 )
 
 // Is a change bigger than noise? One seed's run moves with its draws: the chapter's own lines hold in some RL seeds
@@ -24,10 +28,32 @@ func Seeds(n int) []uint64 {
 	return seeds
 }
 
-// An Arm is one of the chapter's runs, described: Run's configuration and options. Its seed is set per seed.
+// An Arm is one of the chapter's runs, described: Run's configuration and options, and the environment it trains
+// and is evaluated in. Its seed is set per seed.
 type Arm struct {
 	Cfg  agentrl.RLConfig
 	Opts []agentrl.RunOption
+	// In, when set, is the environment the arm's runs train in from the chapter's base agent (agentrl.InEnv) and
+	// are evaluated in (HeldOut of the chapter With In); nil: the chapter's own.
+	In agentrl.EnvMaker
+}
+
+// run trains (or loads) the arm under seed from c's base agent and evaluates the run on the held-out tasks.
+func (a Arm) run(c *Chapter, seed uint64) (agentrl.Stats, error) {
+	cfg, opts, eval := a.Cfg, a.Opts, c
+	cfg.Seed = seed
+	if a.In != nil {
+		var err error
+		if eval, err = c.With(In(a.In)); err != nil {
+			return agentrl.Stats{}, err
+		}
+		opts = append(slices.Clip(opts), agentrl.InEnv(a.In))
+	}
+	run, err := c.Run(cfg, opts...)
+	if err != nil {
+		return agentrl.Stats{}, err
+	}
+	return eval.HeldOut(run.Policy, cfg)
 }
 
 // SeedStat is one statistic of an arm's held-out evaluation under each seed.
@@ -42,6 +68,7 @@ var SeedStats = []SeedStat{
 	{"reads", func(s agentrl.Stats) float64 { return s.Reads }},
 	{"tests", func(s agentrl.Stats) float64 { return s.Tests }},
 	{"turns", func(s agentrl.Stats) float64 { return s.Turns }},
+	{"malformed/turn", func(s agentrl.Stats) float64 { return s.InvalidPerTurn }},
 }
 
 // Beside is a changed arm and the chapter's arm under the same seeds: each seed's run (trained or loaded) and its
@@ -53,8 +80,10 @@ type Beside struct {
 
 // BesideSeeds trains (or loads) changed and the chapter's arm under each of seeds (each arm's Cfg.Seed set to the
 // seed, each run stored under its own key, as Run stores it), as many at once as the program has processors, and
-// evaluates each run on the held-out tasks. A second call loads everything; an interrupt saves every run in
-// progress, and the next call trains none that was finished. Its String is the summary a cell prints.
+// evaluates each run on the held-out tasks. A second call loads everything. An interrupt saves every run in
+// progress and starts no other: the error wraps store.ErrInterrupted and says how many runs are stored, and the
+// next call loads those and resumes the others. Its String is the summary a cell prints, its Figure the per-seed
+// values drawn.
 func BesideSeeds(c *Chapter, changed, chapter Arm, seeds []uint64) (Beside, error) {
 	if len(seeds) < 2 {
 		return Beside{}, fmt.Errorf("ch12: BesideSeeds: %d seeds: a spread needs two or more (Seeds(6))", len(seeds))
@@ -70,6 +99,8 @@ func BesideSeeds(c *Chapter, changed, chapter Arm, seeds []uint64) (Beside, erro
 		jobs = append(jobs, job{changed, s, &b.Changed[i]}, job{chapter, s, &b.Chapter[i]})
 	}
 	errs := make([]error, len(jobs))
+	var interrupted atomic.Bool
+	var done atomic.Int32
 	limit := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
 	var wg sync.WaitGroup
 	for i, j := range jobs {
@@ -78,18 +109,35 @@ func BesideSeeds(c *Chapter, changed, chapter Arm, seeds []uint64) (Beside, erro
 			defer wg.Done()
 			limit <- struct{}{}
 			defer func() { <-limit }()
-			cfg := j.arm.Cfg
-			cfg.Seed = j.seed
-			run, err := c.Run(cfg, j.arm.Opts...)
-			if err == nil {
-				*j.into, err = c.HeldOut(run.Policy, cfg)
+			if interrupted.Load() {
+				errs[i] = errNotStarted
+				return
 			}
-			errs[i] = err
+			*j.into, errs[i] = j.arm.run(c, j.seed)
+			switch {
+			case errs[i] == nil:
+				done.Add(1)
+			case errors.Is(errs[i], store.ErrInterrupted):
+				interrupted.Store(true)
+			}
 		}()
 	}
 	wg.Wait()
+	if interrupted.Load() {
+		var other []error
+		for _, err := range errs {
+			if err != nil && err != errNotStarted && !errors.Is(err, store.ErrInterrupted) {
+				other = append(other, err)
+			}
+		}
+		return b, errors.Join(append([]error{fmt.Errorf("ch12: BesideSeeds: %w: %d of %d runs stored, the progress of "+
+			"those under way saved: run it again to resume", store.ErrInterrupted, done.Load(), len(jobs))}, other...)...)
+	}
 	return b, errors.Join(errs...)
 }
+
+// errNotStarted is the error of a run that BesideSeeds did not start after an interrupt.
+var errNotStarted = errors.New("not started: interrupted")
 
 // String is the summary: per statistic, the changed arm's and the chapter's arm's value under each seed with their
 // mean and standard deviation, and the mean of the per-seed differences with its standard error; the difference is
@@ -109,8 +157,8 @@ func (b Beside) String() string {
 		if math.Abs(d) > 2*se {
 			verdict = "larger than the seeds' spread"
 		}
-		fmt.Fprintf(&s, "%-13s changed       | %s | %s\n", st.Name, row(ch), spread(ch))
-		fmt.Fprintf(&s, "%-13s chapter's arm | %s | %s | %+.3f ± %.3f: %s\n", "", row(ar), spread(ar), d, se, verdict)
+		fmt.Fprintf(&s, "%-14s changed       | %s | %s\n", st.Name, row(ch), spread(ch))
+		fmt.Fprintf(&s, "%-14s chapter's arm | %s | %s | %+.3f ± %.3f: %s\n", "", row(ar), spread(ar), d, se, verdict)
 	}
 	return s.String()
 }
@@ -154,4 +202,17 @@ func seedRange(seeds []uint64) string {
 		}
 	}
 	return fmt.Sprintf("%d-%d", seeds[0], seeds[len(seeds)-1])
+}
+
+// Figure draws the summary: one panel per statistic, a column of dots for each arm, one dot per seed (in the order
+// of Seeds) and a bar at the mean.
+func (b Beside) Figure() chart.Figure {
+	var panels []chart.Panel
+	for _, st := range SeedStats {
+		panels = append(panels, chart.Panel{Title: st.Name, Lines: []chart.Series{
+			{Name: "changed", Values: values(b.Changed, st.Of)},
+			{Name: "chapter's arm", Values: values(b.Chapter, st.Of)},
+		}})
+	}
+	return chart.Strips(fmt.Sprintf("Held out under RL seeds %s: the changed arm and the chapter's", seedRange(b.Seeds)), panels)
 }

@@ -1,12 +1,19 @@
 package ch12
 
 import (
+	"errors"
+	"maps"
+	"os"
+	"os/signal"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentrl-go/agentrl/agentrl"
+	"github.com/agentrl-go/agentrl/store"
 )
 
 // lockedBuilder collects the store's lines from the runs BesideSeeds trains at once.
@@ -81,5 +88,106 @@ func TestBesideSeeds(t *testing.T) {
 	t.Logf("summary:\n%s", b)
 	if _, err := BesideSeeds(ch, Arm{Cfg: changed}, Arm{Cfg: cfg}, Seeds(1)); err == nil {
 		t.Error("one seed: no error, want one (no spread)")
+	}
+}
+
+// TestBesideSeedsResumes interrupts BesideSeeds under three seeds once a run is stored and another is under way: the
+// call stops with store.ErrInterrupted and starts no other run, and the next call trains no run that was stored and resumes the one
+// that was under way from its saved progress.
+func TestBesideSeedsResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains six 40-step runs")
+	}
+	ch := testChapter(t)
+	ch.Store.ProgressEvery = time.Millisecond
+	sigs := make(chan os.Signal, 1) // the test's own: a SIGINT never ends the test binary
+	signal.Notify(sigs, os.Interrupt)
+	defer signal.Stop(sigs)
+
+	var mu sync.Mutex
+	started, computed, resumed := map[string]bool{}, map[string]int{}, map[string]bool{}
+	sent := false
+	ch.Store.Observe = func(e store.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		t.Log(e)
+		switch {
+		case e.Kind == store.Computed && strings.HasPrefix(e.Key, "train_grpo"):
+			computed[e.Key]++
+		case e.Kind == store.Computing && strings.HasPrefix(e.Key, "train_grpo"):
+			started[e.Key] = true
+		case e.Kind == store.Resuming:
+			resumed[strings.TrimSuffix(e.Key, ".partial")] = true
+		case e.Kind == store.Progressed && e.Step >= 2 && e.Step <= e.Steps/2 && len(computed) > 0 && !sent:
+			sent = true // a run is stored and this one is under way, its interrupt watch on
+			if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	cfg := agentrl.DefaultRLConfig()
+	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns = 2, 2, 2
+	changed := cfg
+	changed.Reward.StepPenalty = 0.1
+	_, err := BesideSeeds(ch, Arm{Cfg: changed}, Arm{Cfg: cfg}, Seeds(3))
+	if !errors.Is(err, store.ErrInterrupted) {
+		t.Fatalf("interrupted: %v, want an error wrapping store.ErrInterrupted", err)
+	}
+	mu.Lock()
+	first, began := maps.Clone(computed), len(started)
+	mu.Unlock()
+	if len(first) == 0 || began == 6 {
+		t.Fatalf("%d of 6 runs stored and %d started before the interrupted call ended, want some stored and not all "+
+			"started:\n%v", len(first), began, err)
+	}
+	if _, err := BesideSeeds(ch, Arm{Cfg: changed}, Arm{Cfg: cfg}, Seeds(3)); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(computed) != 6 {
+		t.Errorf("%d runs stored in all, want 6", len(computed))
+	}
+	var resumedOne bool
+	for key, n := range computed {
+		if n > 1 {
+			t.Errorf("%s trained %d times: a stored run was trained again", key, n)
+		}
+		resumedOne = resumedOne || (first[key] == 0 && resumed[key])
+	}
+	if !resumedOne {
+		t.Errorf("no run of the second call resumed from the progress the interrupt saved (resumed: %v)", resumed)
+	}
+}
+
+// TestBesideVerdict checks the summary's arithmetic on made-up statistics: a difference is larger than the seeds'
+// spread where the mean of the paired differences exceeds two of its standard errors.
+func TestBesideVerdict(t *testing.T) {
+	pass := func(ps ...float64) []agentrl.Stats {
+		out := make([]agentrl.Stats, len(ps))
+		for i, p := range ps {
+			out[i] = agentrl.Stats{PassRate: p}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name             string
+		changed, chapter []agentrl.Stats
+		want             string
+	}{
+		{"shifted", pass(0.6, 0.7, 0.8), pass(0.5, 0.6, 0.7), "+0.100 ± 0.000: larger than the seeds' spread"},
+		{"noise", pass(0.6, 0.5, 0.8), pass(0.5, 0.6, 0.7), "+0.033 ± 0.067: within the seeds' spread"},
+		{"lower", pass(0.1, 0.25, 0.2), pass(0.5, 0.6, 0.7), "-0.417 ± 0.044: larger than the seeds' spread"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := Beside{Seeds: Seeds(3), Changed: tc.changed, Chapter: tc.chapter}
+			s := b.String()
+			if !strings.HasPrefix(s, "RL seeds 0-2 ") || !strings.Contains(s, tc.want) {
+				t.Errorf("summary:\n%s\nwant a held-out pass line with %q", s, tc.want)
+			}
+			if alt := b.Figure().Alt(); !strings.Contains(alt, "held-out pass") || !strings.Contains(alt, "chapter's arm") {
+				t.Errorf("figure: %s", alt)
+			}
+		})
 	}
 }

@@ -22,6 +22,9 @@
 //   - [Panels] and [MovingAverage]: behaviour over training (Figure 12.2);
 //   - [Heatmaps]: held-out results per (training, evaluation) context pair
 //     (Figure 12.3).
+//
+// and one figure of our own: [Strips], a run's statistics under several seeds
+// beside the chapter's arm's (ch12's Beside).
 package chart
 
 import (
@@ -32,7 +35,7 @@ import (
 )
 
 // Series is a named sequence of values: one bar per category in [Bars], one
-// line over x = 0, 1, 2, ... in [Panels].
+// line over x = 0, 1, 2, ... in [Panels], one column of dots in [Strips].
 type Series struct {
 	Name   string
 	Values []float64

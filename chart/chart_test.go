@@ -99,6 +99,16 @@ var cases = []struct {
 			{Title: "empty"},
 		})
 	}},
+	{"strips_seeds", func() Figure {
+		arm := func(name string, vs ...float64) Series { return Series{name, vs} }
+		return Strips("Under RL seeds 0-5: changed and the chapter's arm", []Panel{
+			{Title: "held-out pass", Lines: []Series{
+				arm("changed", 0.787, 0.775, 0, 0.819, 0.787, 0.856), arm("chapter's arm", 0.881, 0.869, 0.881, 0.863, 0.831, 0.831)}},
+			{Title: "tests", Lines: []Series{
+				arm("changed", 0.037, 0.006, 0, 0, 0.031, 0.013), arm("chapter's arm", 0.55, 0.713, 1.062, 1.075, 0.838, 0.988)}},
+			{Title: "gaps & flat", Lines: []Series{arm("changed", 1, math.NaN(), 1), arm("chapter's arm", math.Inf(1))}},
+		})
+	}},
 	{"heatmaps_edge", func() Figure {
 		return Heatmaps("Edge cases", []Heatmap{{
 			Title: "ragged & equal", Rows: []string{"r0", "r1"}, Cols: []string{"c0", "c1", "c2"},

@@ -24,20 +24,43 @@ type Panel struct {
 // (pass rate, reads, tests, turns) and one line per training arm, each
 // smoothed with [MovingAverage].
 func Panels(title, xLabel string, panels []Panel) Figure {
-	const pw, ph = 340.0, 230.0
 	var c canvas
+	index, names := lineNames(panels)
+	w, cols := gridWidth(title, len(panels))
+	y := c.title(w, title)
+	y += c.legend(w, y, names, true)
+	y += 6
+	for i, p := range panels {
+		px := (w-float64(cols)*panelWidth)/2 + float64(i%cols)*panelWidth
+		py := y + float64(i/cols)*panelHeight
+		c.panel(px, py, panelWidth, panelHeight, xLabel, p, index)
+	}
+	titles := make([]string, len(panels))
+	for i, p := range panels {
+		titles[i] = p.Title
+	}
+	rows := (len(panels) + cols - 1) / cols
+	alt := fmt.Sprintf("Line charts %q over %s: %s; lines %s", title, xLabel, strings.Join(titles, ", "), strings.Join(names, ", "))
+	return c.finish(w, y+float64(rows)*panelHeight+8, oneLine(alt))
+}
 
-	cols := min(len(panels), 3)
-	if len(panels) == 4 {
+// The size of one panel of Panels and Strips.
+const panelWidth, panelHeight = 340.0, 230.0
+
+// gridWidth returns the width of a grid of n panels under title and its number of columns: rows of up to three
+// panels, two by two for four.
+func gridWidth(title string, n int) (w float64, cols int) {
+	cols = min(n, 3)
+	if n == 4 {
 		cols = 2
 	}
 	cols = max(cols, 1)
-	rows := (len(panels) + cols - 1) / cols
-	w := math.Max(float64(cols)*pw, textWidth(title, titleSize)+40)
+	return math.Max(float64(cols)*panelWidth, textWidth(title, titleSize)+40), cols
+}
 
-	// One colour per line name, in order of first appearance.
-	index := map[string]int{}
-	var names []string
+// lineNames gives each series name of panels a colour index, in the order names first appear.
+func lineNames(panels []Panel) (index map[string]int, names []string) {
+	index = map[string]int{}
 	for _, p := range panels {
 		for _, l := range p.Lines {
 			if _, ok := index[l.Name]; !ok {
@@ -46,21 +69,7 @@ func Panels(title, xLabel string, panels []Panel) Figure {
 			}
 		}
 	}
-
-	y := c.title(w, title)
-	y += c.legend(w, y, names, true)
-	y += 6
-	for i, p := range panels {
-		px := (w-float64(cols)*pw)/2 + float64(i%cols)*pw
-		py := y + float64(i/cols)*ph
-		c.panel(px, py, pw, ph, xLabel, p, index)
-	}
-	titles := make([]string, len(panels))
-	for i, p := range panels {
-		titles[i] = p.Title
-	}
-	alt := fmt.Sprintf("Line charts %q over %s: %s; lines %s", title, xLabel, strings.Join(titles, ", "), strings.Join(names, ", "))
-	return c.finish(w, y+float64(rows)*ph+8, oneLine(alt))
+	return index, names
 }
 
 // panel draws p in the box at (x, y) of size w×h.

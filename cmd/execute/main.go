@@ -41,6 +41,7 @@ import (
 
 	"github.com/agentrl-go/agentrl/notebooks/harness"
 	"github.com/agentrl-go/agentrl/notebooks/harness/bookreport"
+	"github.com/agentrl-go/agentrl/store"
 )
 
 func main() {
@@ -188,7 +189,7 @@ func executeAll(ctx context.Context, root string, paths, chapter []string, jobs 
 	}
 
 	timesFile := filepath.Join(root, "notebooks", harness.TimesFile)
-	prior := harness.ReadTimes(timesFile)
+	prior := harness.Expected(paths, harness.ReadTimes(timesFile), storedKeys())
 	paths = harness.LongestFirst(paths, jobs, prior)
 	prog := harness.NewProgress(os.Stderr, paths, jobs, prior)
 	start := time.Now()
@@ -355,4 +356,22 @@ func writeReport(dir string, chapter []string) error {
 		return fmt.Errorf("%s: %d book lines fail a class 1 rule or are missing", reportPath, len(failures))
 	}
 	return nil
+}
+
+// storedKeys says whether the default result store (the kernels' too: they inherit this environment) holds a key;
+// nil (nothing known to be stored) where it cannot be read.
+func storedKeys() func(key string) bool {
+	s, err := store.Default()
+	if err != nil {
+		return nil
+	}
+	entries, err := s.Entries()
+	if err != nil {
+		return nil
+	}
+	keys := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		keys[e.Key] = true
+	}
+	return func(key string) bool { return keys[key] }
 }

@@ -115,7 +115,13 @@ func LongestFirst(paths []string, jobs int, prior map[string]time.Duration) []st
 
 // committedCompute is the time the committed notebook at path says its cells spent computing stored results (0 if
 // it cannot be read or computed nothing).
-func committedCompute(path string) time.Duration {
+func committedCompute(path string) time.Duration { return ToCompute(path, nil) }
+
+// ToCompute is the time the committed notebook at path says its cells spent computing the stored results that
+// stored does not hold (every result where stored is nil): what executing it again should take beyond its cells'
+// own work, 0 where it cannot be read or computed nothing. A key changes with the code, so after a change of the
+// code, or on a store that holds nothing, it is the time of a cold execution as the committed one measured it.
+func ToCompute(path string, stored func(key string) bool) time.Duration {
 	nb, err := Load(path)
 	if err != nil {
 		return 0
@@ -123,7 +129,26 @@ func committedCompute(path string) time.Duration {
 	computed, _ := StoreActivity(nb)
 	var total time.Duration
 	for _, c := range computed {
-		total += c.Took
+		if stored == nil || !stored(c.Key) {
+			total += c.Took
+		}
 	}
 	return total
+}
+
+// Expected is the time each notebook at paths is expected to take, by file name, for the progress line and the
+// order of a run: its wall time in prior (the last run's on this machine, TimesFile) where prior has one, else
+// ToCompute's estimate from its committed outputs and what stored holds (a fresh clone has no TimesFile); a
+// notebook with neither is left out (its time is unknown).
+func Expected(paths []string, prior map[string]time.Duration, stored func(key string) bool) map[string]time.Duration {
+	out := make(map[string]time.Duration, len(paths))
+	for _, p := range paths {
+		name := filepath.Base(p)
+		if d := prior[name]; d > 0 {
+			out[name] = d
+		} else if d := ToCompute(p, stored); d > 0 {
+			out[name] = d
+		}
+	}
+	return out
 }

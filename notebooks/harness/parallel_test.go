@@ -3,7 +3,9 @@ package harness
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -218,16 +220,49 @@ func TestProgressWithoutTimes(t *testing.T) {
 	p := NewProgress(&out, paths, 1, nil)
 	p.now, p.start = func() time.Time { return now }, t0
 	p.Start(0)
-	if got, want := p.Line(), "chapter: 0/2 done, running 12.1 (cell 1/3) | elapsed 0s | time left known after a cell"; got != want {
+	unknown := "time left unknown (no times recorded for these notebooks)"
+	if got, want := p.Line(), "chapter: 0/2 done, running 12.1 (cell 1/3) | elapsed 0s | "+unknown; got != want {
 		t.Errorf("line %q, want %q", got, want)
 	}
 	now = t0.Add(10 * time.Second)
 	fmt.Fprintln(p.Output(0, &bytes.Buffer{}), "nbexec: cell 1/3 [x] 10.0s")
-	// 10s a cell: a's two cells left and b's three.
-	if got, want := p.Line(), "chapter: 0/2 done, running 12.1 (cell 2/3) | elapsed 10s | about 50s left"; got != want {
+	// A cell's 10 s says nothing of the next cell's: still unknown, never a guess from it.
+	if got, want := p.Line(), "chapter: 0/2 done, running 12.1 (cell 2/3) | elapsed 10s | "+unknown; got != want {
 		t.Errorf("line %q, want %q", got, want)
 	}
 	p.Close()
+}
+
+// TestExpected estimates a fresh clone's run from the committed outputs: what a notebook's status blocks say it
+// computed, less what the store holds now; the last run's time wins where there is one.
+func TestExpected(t *testing.T) {
+	dir := t.TempDir()
+	nb := func(name, status string) string {
+		path := filepath.Join(dir, name)
+		text, _ := json.Marshal(status)
+		doc := `{"cells": [{"cell_type": "code", "source": "%%", "metadata": {}, "execution_count": 1, "outputs": [` +
+			`{"output_type": "display_data", "metadata": {}, "data": {"text/plain": ` + string(text) + `}}]}],` +
+			`"metadata": {}, "nbformat": 4, "nbformat_minor": 5}`
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	paths := []string{
+		nb("12.1-a.ipynb", "cache: computed rl_base-1 in 2m0s\ncache: computed held_out-2 in 30s"),
+		nb("12.2-b.ipynb", "cache: loaded 1 stored results (rl_base-1)\ncache: computed train_grpo-3 in 1m0s"),
+		nb("12.3-c.ipynb", "cache: loaded 1 stored results (rl_base-1)"),
+		nb("12.4-d.ipynb", "cache: computed train_grpo-4 in 40s"),
+	}
+	stored := func(key string) bool { return key == "held_out-2" || key == "train_grpo-4" }
+	got := Expected(paths, map[string]time.Duration{"12.2-b.ipynb": 5 * time.Second}, stored)
+	want := map[string]time.Duration{"12.1-a.ipynb": 2 * time.Minute, "12.2-b.ipynb": 5 * time.Second}
+	if !maps.Equal(got, want) {
+		t.Errorf("Expected = %v, want %v", got, want)
+	}
+	if got := Expected(paths, nil, nil)["12.1-a.ipynb"]; got != 150*time.Second {
+		t.Errorf("an empty store: 12.1 expected %v, want 2m30s", got)
+	}
 }
 
 func TestClock(t *testing.T) {

@@ -19,9 +19,11 @@ import (
 //
 // On a terminal it is redrawn in place every second, below the log lines that Print and the notebooks' Output writers
 // pass through it; elsewhere it is printed as one line each time it changes (a notebook starts or ends, a cell ends).
-// The time left comes from the notebooks' times in the last run (TimesFile), scaled by how this run's finished
-// notebooks compare with theirs, and, for a notebook without one, from this run's time per cell; the notebooks left
-// are laid out on the run's slots in order, as ForEach starts them. Its methods may be called from any goroutine.
+// The time left comes from the notebooks' expected times (Expected: the last run's on this machine, TimesFile, else
+// what their committed outputs computed that the store does not hold), scaled by how this run's finished notebooks
+// compare with theirs, and, for a notebook without one, from this run's time per cell; where no notebook has a time
+// the time left is unknown, and the line says so. The notebooks left are laid out on the run's slots in order, as
+// ForEach starts them. Its methods may be called from any goroutine.
 type Progress struct {
 	mu     sync.Mutex
 	w      io.Writer
@@ -248,7 +250,7 @@ func (p *Progress) line(now time.Time) (line, status string) {
 		if left, ok := p.left(now); ok {
 			line += " | about " + about(left) + " left"
 		} else {
-			line += " | time left known after a cell"
+			line += " | time left unknown (no times recorded for these notebooks)"
 		}
 	}
 	return line, status
@@ -305,7 +307,8 @@ type pace struct {
 	// ratio is this run's wall time over the last run's, over the notebooks that finished cleanly and have one (the
 	// store may be warm now and was cold then, or the other way round); 1 before any.
 	ratio float64
-	// perCell is this run's time per executed cell, or before any cell the last run's, scaled by ratio; 0 unknown.
+	// perCell is this run's time per executed cell, or before any cell the last run's, scaled by ratio; 0 unknown,
+	// and always where no notebook has a recorded time.
 	perCell time.Duration
 }
 
@@ -336,9 +339,12 @@ func paceOf(nbs []nbState) pace {
 		pc.ratio = float64(actual) / float64(prior)
 	}
 	switch {
+	case priorCells == 0:
+		// Nothing recorded: a cell's time says nothing of the next one's (a cell that trains a run takes minutes,
+		// one that prints a table less than a second), so the time left is unknown, not a guess.
 	case observedCells > 0:
 		pc.perCell = observed / time.Duration(observedCells)
-	case priorCells > 0:
+	default:
 		pc.perCell = pc.scale(priorCellTime / time.Duration(priorCells))
 	}
 	return pc
