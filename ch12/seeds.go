@@ -28,14 +28,20 @@ func Seeds(n int) []uint64 {
 	return seeds
 }
 
-// An Arm is one of the chapter's runs, described: Run's configuration and options, and the environment it trains
-// and is evaluated in. Its seed is set per seed.
+// An Arm is one of the chapter's runs, described: its configuration (Cfg; its seed is set per seed), how it trains
+// (GRPO's loop with Run's options, Opts, or a loop of its own, Loop) and the environment it trains and is evaluated
+// in.
 type Arm struct {
 	Cfg  agentrl.RLConfig
 	Opts []agentrl.RunOption
-	// In, when set, is the environment the arm's runs train in from the chapter's base agent (agentrl.InEnv) and
-	// are evaluated in (HeldOut of the chapter With In); nil: the chapter's own.
+	// In, when set, is the environment the arm's runs train in from the chapter's base agent (agentrl.InEnv; a
+	// Loop's runs train where the loop says) and are evaluated in (HeldOut of the chapter With In); nil: the
+	// chapter's own.
 	In agentrl.EnvMaker
+	// Loop, when set, makes the arm's loop (agentrl.TrainCredit, a loop of a cell's own) from Cfg with the seed set,
+	// trained with RunLoop instead of Run; its runs are keyed by the loop it makes, so it must use cfg's seed. Opts
+	// are Run's and must then be empty.
+	Loop func(cfg agentrl.RLConfig) agentrl.Loop
 }
 
 // run trains (or loads) the arm under seed from c's base agent and evaluates the run on the held-out tasks.
@@ -49,11 +55,33 @@ func (a Arm) run(c *Chapter, seed uint64) (agentrl.Stats, error) {
 		}
 		opts = append(slices.Clip(opts), agentrl.InEnv(a.In))
 	}
-	run, err := c.Run(cfg, opts...)
+	var run *agentrl.Run
+	var err error
+	if a.Loop != nil {
+		run, err = a.loopRun(c, cfg)
+	} else {
+		run, err = c.Run(cfg, opts...)
+	}
 	if err != nil {
 		return agentrl.Stats{}, err
 	}
 	return eval.HeldOut(run.Policy, cfg)
+}
+
+// loopRun trains (or loads) the loop the arm makes from cfg.
+func (a Arm) loopRun(c *Chapter, cfg agentrl.RLConfig) (*agentrl.Run, error) {
+	if len(a.Opts) > 0 {
+		return nil, errors.New("ch12: BesideSeeds: an Arm with a Loop takes no Opts: set them in the loop it makes")
+	}
+	loop := a.Loop(cfg)
+	if loop == nil {
+		return nil, errors.New("ch12: BesideSeeds: the Arm's Loop made no loop")
+	}
+	if _, seed := loop.Plan(); seed != cfg.Seed {
+		return nil, fmt.Errorf("ch12: BesideSeeds: the Arm's Loop made a loop of seed %d for seed %d: make it from "+
+			"the configuration it is given (its Seed)", seed, cfg.Seed)
+	}
+	return c.RunLoop(loop)
 }
 
 // SeedStat is one statistic of an arm's held-out evaluation under each seed.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -189,5 +190,48 @@ func TestBesideVerdict(t *testing.T) {
 				t.Errorf("figure: %s", alt)
 			}
 		})
+	}
+}
+
+// TestBesideSeedsLoop runs an arm made by a Loop: GRPO's loop as Run makes it is the same run under the same key (two
+// runs trained for two arms under two seeds, equal statistics); a loop that ignores the seed it is given, or a Loop
+// with Opts, is refused before anything trains.
+func TestBesideSeedsLoop(t *testing.T) {
+	ch := testChapter(t)
+	cfg := agentrl.DefaultRLConfig()
+	cfg.PromptsPerStep, cfg.GroupSize, cfg.MaxTurns = 2, 2, 2
+	grpo := func(c agentrl.RLConfig) agentrl.Loop {
+		return agentrl.GRPO{Tasks: ch.Train, Tok: ch.Tok, Cfg: c, Steps: Steps, LogEpisodes: true}
+	}
+	for _, bad := range []struct {
+		arm  Arm
+		want string
+	}{
+		{Arm{Cfg: cfg, Loop: func(c agentrl.RLConfig) agentrl.Loop { return grpo(cfg) }}, "a loop of seed 0 for seed 1"},
+		{Arm{Cfg: cfg, Loop: grpo, Opts: []agentrl.RunOption{agentrl.InEnv(nil)}}, "takes no Opts"},
+		{Arm{Cfg: cfg, Loop: func(agentrl.RLConfig) agentrl.Loop { return nil }}, "made no loop"},
+	} {
+		if _, err := bad.arm.loopRun(ch, agentrl.RLConfig{Seed: 1}); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%v, want an error with %q", err, bad.want)
+		}
+	}
+	if testing.Short() {
+		t.Skip("trains two 40-step runs")
+	}
+	var mu sync.Mutex
+	trained := 0
+	ch.Store.Observe = func(e store.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		if e.Kind == store.Computed && strings.HasPrefix(e.Key, "train_grpo") {
+			trained++
+		}
+	}
+	b, err := BesideSeeds(ch, Arm{Cfg: cfg, Loop: grpo}, Arm{Cfg: cfg}, Seeds(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if trained != 2 || !slices.Equal(b.Changed, b.Chapter) {
+		t.Errorf("%d runs trained, want 2 (one key for both arms); statistics %+v and %+v", trained, b.Changed, b.Chapter)
 	}
 }

@@ -24,24 +24,44 @@ type Panel struct {
 // (pass rate, reads, tests, turns) and one line per training arm, each
 // smoothed with [MovingAverage].
 func Panels(title, xLabel string, panels []Panel) Figure {
-	var c canvas
+	c, h, names := grid(title, panels, true, func(c *canvas, x, y float64, p Panel, index map[string]int) {
+		c.panel(x, y, panelWidth, panelHeight, xLabel, p, index)
+	})
+	alt := fmt.Sprintf("Line charts %q over %s: %s; lines %s", title, xLabel, panelTitles(panels), strings.Join(names, ", "))
+	return c.finish(c.width, h, oneLine(alt))
+}
+
+// grid draws title, a legend of the panels' series names (lines: each entry a short line, else a swatch) and, for
+// each panel, draw in its box (panelWidth × panelHeight at x, y); it returns the canvas, the height used and the
+// names in legend order.
+func grid(title string, panels []Panel, lines bool, draw func(c *canvas, x, y float64, p Panel, index map[string]int)) (*gridCanvas, float64, []string) {
+	c := &gridCanvas{}
 	index, names := lineNames(panels)
 	w, cols := gridWidth(title, len(panels))
+	c.width = w
 	y := c.title(w, title)
-	y += c.legend(w, y, names, true)
+	y += c.legend(w, y, names, lines)
 	y += 6
 	for i, p := range panels {
-		px := (w-float64(cols)*panelWidth)/2 + float64(i%cols)*panelWidth
-		py := y + float64(i/cols)*panelHeight
-		c.panel(px, py, panelWidth, panelHeight, xLabel, p, index)
+		draw(&c.canvas, (w-float64(cols)*panelWidth)/2+float64(i%cols)*panelWidth, y+float64(i/cols)*panelHeight, p, index)
 	}
+	rows := (len(panels) + cols - 1) / cols
+	return c, y + float64(rows)*panelHeight + 8, names
+}
+
+// gridCanvas is a canvas of grid's and its width.
+type gridCanvas struct {
+	canvas
+	width float64
+}
+
+// panelTitles joins the panels' titles for a figure's description.
+func panelTitles(panels []Panel) string {
 	titles := make([]string, len(panels))
 	for i, p := range panels {
 		titles[i] = p.Title
 	}
-	rows := (len(panels) + cols - 1) / cols
-	alt := fmt.Sprintf("Line charts %q over %s: %s; lines %s", title, xLabel, strings.Join(titles, ", "), strings.Join(names, ", "))
-	return c.finish(w, y+float64(rows)*panelHeight+8, oneLine(alt))
+	return strings.Join(titles, ", ")
 }
 
 // The size of one panel of Panels and Strips.
@@ -75,30 +95,15 @@ func lineNames(panels []Panel) (index map[string]int, names []string) {
 // panel draws p in the box at (x, y) of size w×h.
 func (c *canvas) panel(x, y, w, h float64, xLabel string, p Panel, index map[string]int) {
 	n := 0
-	vals := make([][]float64, len(p.Lines))
-	for i, l := range p.Lines {
+	for _, l := range p.Lines {
 		n = max(n, len(l.Values))
-		vals[i] = l.Values
 	}
 	xa := newAxis(0, float64(max(n-1, 1)), min(4, max(n-1, 1)))
-	lo, hi, ok := extent(vals...)
-	if !ok {
-		lo, hi = 0, 1
-	}
-	ya := newAxis(lo, hi, 4)
-
-	left := x + ya.labelWidth(tickSize) + 16
-	right := x + w - 18
-	top := y + 26
-	bottom := y + h - 44
+	ya, left, right, top, bottom := plotArea(x, y, w, h, p)
 	xs := func(v float64) float64 { return xa.scale(v, left, right) }
 	ys := func(v float64) float64 { return ya.scale(v, bottom, top) }
 
-	c.text((left+right)/2, y+16, "middle", labelSize, textStyle{bold: true}, p.Title)
-	for _, t := range ya.ticks {
-		c.line(left, ys(t), right, ys(t), "#e0e0e0", 1)
-		c.text(left-5, ys(t)+4, "end", tickSize, textStyle{}, ya.label(t))
-	}
+	c.frame(y, left, right, p.Title, ya, ys)
 	for _, t := range xa.ticks {
 		c.line(xs(t), bottom, xs(t), bottom+4, "#333333", 1)
 		c.text(xs(t), bottom+16, "middle", tickSize, textStyle{}, xa.label(t))
@@ -182,4 +187,29 @@ func Peak(ys []float64) (float64, int) {
 		return math.NaN(), -1
 	}
 	return ys[best], best
+}
+
+// frame draws a panel's title above the plot area [left, right] of a panel at y, and ya's ticks as grid lines with
+// their labels, ys mapping a value to its y.
+func (c *canvas) frame(y, left, right float64, title string, ya axis, ys func(float64) float64) {
+	c.text((left+right)/2, y+16, "middle", labelSize, textStyle{bold: true}, title)
+	for _, t := range ya.ticks {
+		c.line(left, ys(t), right, ys(t), "#e0e0e0", 1)
+		c.text(left-5, ys(t)+4, "end", tickSize, textStyle{}, ya.label(t))
+	}
+}
+
+// plotArea returns the y axis of p's values (0 to 1 where it has none) and the plot area, left to right and top to
+// bottom, of a panel in the box at (x, y) of size w×h.
+func plotArea(x, y, w, h float64, p Panel) (ya axis, left, right, top, bottom float64) {
+	vals := make([][]float64, len(p.Lines))
+	for i, l := range p.Lines {
+		vals[i] = l.Values
+	}
+	lo, hi, ok := extent(vals...)
+	if !ok {
+		lo, hi = 0, 1
+	}
+	ya = newAxis(lo, hi, 4)
+	return ya, x + ya.labelWidth(tickSize) + 16, x + w - 18, y + 26, y + h - 44
 }

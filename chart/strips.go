@@ -17,48 +17,19 @@ import (
 // ch12's Beside draws a changed arm and the chapter's arm under each seed with
 // it: one panel per statistic, one column per arm, one dot per seed.
 func Strips(title string, panels []Panel) Figure {
-	var c canvas
-	index, names := lineNames(panels)
-	w, cols := gridWidth(title, len(panels))
-	y := c.title(w, title)
-	y += c.legend(w, y, names, false)
-	y += 6
-	for i, p := range panels {
-		px := (w-float64(cols)*panelWidth)/2 + float64(i%cols)*panelWidth
-		py := y + float64(i/cols)*panelHeight
-		c.strip(px, py, panelWidth, panelHeight, p, index)
-	}
-	titles := make([]string, len(panels))
-	for i, p := range panels {
-		titles[i] = p.Title
-	}
-	rows := (len(panels) + cols - 1) / cols
-	alt := fmt.Sprintf("Strip charts %q: %s; columns %s", title, strings.Join(titles, ", "), strings.Join(names, ", "))
-	return c.finish(w, y+float64(rows)*panelHeight+8, oneLine(alt))
+	c, h, names := grid(title, panels, false, func(c *canvas, x, y float64, p Panel, index map[string]int) {
+		c.strip(x, y, panelWidth, panelHeight, p, index)
+	})
+	alt := fmt.Sprintf("Strip charts %q: %s; columns %s", title, panelTitles(panels), strings.Join(names, ", "))
+	return c.finish(c.width, h, oneLine(alt))
 }
 
 // strip draws p as columns of dots in the box at (x, y) of size w×h.
 func (c *canvas) strip(x, y, w, h float64, p Panel, index map[string]int) {
-	vals := make([][]float64, len(p.Lines))
-	for i, l := range p.Lines {
-		vals[i] = l.Values
-	}
-	lo, hi, ok := extent(vals...)
-	if !ok {
-		lo, hi = 0, 1
-	}
-	ya := newAxis(lo, hi, 4)
-	left := x + ya.labelWidth(tickSize) + 16
-	right := x + w - 18
-	top := y + 26
-	bottom := y + h - 44
+	ya, left, right, top, bottom := plotArea(x, y, w, h, p)
 	ys := func(v float64) float64 { return ya.scale(v, bottom, top) }
 
-	c.text((left+right)/2, y+16, "middle", labelSize, textStyle{bold: true}, p.Title)
-	for _, t := range ya.ticks {
-		c.line(left, ys(t), right, ys(t), "#e0e0e0", 1)
-		c.text(left-5, ys(t)+4, "end", tickSize, textStyle{}, ya.label(t))
-	}
+	c.frame(y, left, right, p.Title, ya, ys)
 	c.line(left, top, left, bottom, "#333333", 1)
 	c.line(left, bottom, right, bottom, "#333333", 1)
 
