@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -99,6 +100,7 @@ func TestBesideSeedsResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains six 40-step runs")
 	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2)) // two runs at a time: later ones start after a run is stored
 	ch := testChapter(t)
 	ch.Store.ProgressEvery = time.Millisecond
 	sigs := make(chan os.Signal, 1) // the test's own: a SIGINT never ends the test binary
