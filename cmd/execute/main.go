@@ -359,19 +359,11 @@ func writeReport(dir string, chapter []string) error {
 }
 
 // storedKeys says whether the default result store (the kernels' too: they inherit this environment) holds a key;
-// nil (nothing known to be stored) where it cannot be read.
+// nil (nothing known to be stored) where it cannot be opened.
 func storedKeys() func(key string) bool {
 	s, err := store.Default()
 	if err != nil {
 		return nil
 	}
-	entries, err := s.Entries()
-	if err != nil {
-		return nil
-	}
-	keys := make(map[string]bool, len(entries))
-	for _, e := range entries {
-		keys[e.Key] = true
-	}
-	return func(key string) bool { return keys[key] }
+	return harness.StoredIn(s)
 }

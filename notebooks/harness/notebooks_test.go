@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentrl-go/agentrl/notebooks/harness/bookreport"
+	"github.com/agentrl-go/agentrl/store"
 )
 
 // newRunner returns a Runner logging to t, or fails (skips only under AGENTRL_NOTEBOOKS_OPTIONAL=1) when
@@ -201,7 +202,11 @@ func TestNotebooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prior := ReadTimes(filepath.Join("..", TimesFile))
+	var stored func(string) bool
+	if s, err := store.Default(); err == nil {
+		stored = StoredIn(s)
+	}
+	prior := Expected(selected, ReadTimes(filepath.Join("..", TimesFile)), stored)
 	selected = LongestFirst(selected, jobs, prior)
 	var mu sync.Mutex // guards executed, resampled and times
 	executed := map[string]*Notebook{}

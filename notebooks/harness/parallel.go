@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentrl-go/agentrl/store"
 )
 
 // JobsEnv names the environment variable that says how many notebooks TestNotebooks (and, without -jobs, the
@@ -151,4 +153,17 @@ func Expected(paths []string, prior map[string]time.Duration, stored func(key st
 		}
 	}
 	return out
+}
+
+// StoredIn says whether s holds a result under a key; nil (nothing known to be stored) where s cannot be listed.
+func StoredIn(s *store.Store) func(key string) bool {
+	entries, err := s.Entries()
+	if err != nil {
+		return nil
+	}
+	keys := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		keys[e.Key] = true
+	}
+	return func(key string) bool { return keys[key] }
 }
