@@ -10,7 +10,7 @@ weights [in, out]).
 Compiled graphs, all jax.jit:
   decode  one lockstep model step for all 64 rows: feeds each row's queued tokens (prefill chunk or the token
           sampled last), padded to a bucket of DECODE_BUCKETS, writes their keys and values into the KV cache
-          ([B, MAXLEN, H, dh] per layer, donated, so updated in place), attends to the cache's first positions
+          ([L, B, MAXLEN, H, dh], donated, so updated in place), attends to the cache's first positions
           (a bucket of SPAN_BUCKETS covering every row), and samples each row's next token from
           the logits at its last fed token (jax.random.categorical) with its log-probability.
   update  loss, gradients, grad-norm clip and Adam on a batch padded to a multiple of UPDATE_BUCKET positions;
@@ -25,7 +25,7 @@ One warm-up step, then `steps` (5) timed steps; prints one line per step on stde
 update_cpu_s, tokens, decode_steps, sample_executed, sample_needed, update_executed, update_needed,
 tokens_per_episode; first_sample_s, first_update_s of the warm-up step) and: first_traces, first_compile_s (new
 jit traces in the warm-up step and the seconds JAX reported tracing, lowering and compiling them), traces,
-compile_s (the same per timed step), shapes (distinct compiled shapes at the end).
+compile_s (the same per timed step), shapes (distinct shapes of decode and update compiled in all).
 
 With --logits (dumpgym -logits) it first prints "LOGITS max_abs_diff=... max_abs_logit=... positions=..." and
 exits with status 1 beyond 1e-4; with 0 steps it does only that. With --update-check DIR it then samples one batch,
@@ -123,17 +123,17 @@ def init_params(V, seed):
 
 def to_tree(flat):
     """{Go name: array} -> the pytree the graphs take: {"tok", "pos", "lnf_g", "lnf_b", "head_w", "head_b",
-    "layers": [{tensor: array} per layer]}."""
+    "layers": {tensor: the L layers' arrays stacked on a leading axis}} (the graphs scan over the layers)."""
     tree = {k: jnp.asarray(flat[k]) for k in ("tok", "pos", "lnf_g", "lnf_b", "head_w", "head_b")}
-    tree["layers"] = [{t: jnp.asarray(flat[f"layer{i}/{t}"]) for t in LAYER_TENSORS} for i in range(L)]
+    tree["layers"] = {t: jnp.asarray(np.stack([flat[f"layer{i}/{t}"] for i in range(L)])) for t in LAYER_TENSORS}
     return tree
 
 
 def to_flat(tree):
     """The inverse of to_tree, as numpy arrays."""
     flat = {k: np.asarray(v) for k, v in tree.items() if k != "layers"}
-    for i, layer in enumerate(tree["layers"]):
-        flat.update({f"layer{i}/{t}": np.asarray(v) for t, v in layer.items()})
+    for t, v in tree["layers"].items():
+        flat.update({f"layer{i}/{t}": np.asarray(v[i]) for i in range(L)})
     return flat
 
 
@@ -165,10 +165,13 @@ def logits_of(params, ids):
     T = ids.shape[1]
     x = params["tok"][ids] + params["pos"][:T]
     mask = jnp.broadcast_to(jnp.tril(jnp.ones((T, T), bool)), (ids.shape[0], T, T))
-    for p in params["layers"]:
+
+    def layer(x, p):
         q, k, v = qkv(p, x)
         x = x + attend(q, k, v, mask) @ p["wo"] + p["bo"]
-        x = x + mlp(p, x)
+        return x + mlp(p, x), None
+
+    x, _ = jax.lax.scan(layer, x, params["layers"])
     return layer_norm(x, params["lnf_g"], params["lnf_b"]) @ params["head_w"] + params["head_b"]
 
 
@@ -177,7 +180,7 @@ forward = jax.jit(logits_of)
 
 def _decode(params, caches, tokens, start, count, key, span):
     """One lockstep model step. tokens [B, n]: row b's count[b] queued tokens, at positions start[b] + i; the
-    rest is padding, neither cached nor attended. caches: per layer (keys, values), each [B, MAXLEN, H, dh].
+    rest is padding, neither cached nor attended. caches: (keys, values), each [L, B, MAXLEN, H, dh].
     span (static): the cache positions attended to, at least start + count of every row. Returns the caches with the fed tokens' keys and values written, each row's token sampled at temperature
     TEMPERATURE from the logits at its last fed token, that token's log-probability, and the next key."""
     B, n = tokens.shape
@@ -187,19 +190,23 @@ def _decode(params, caches, tokens, start, count, key, span):
     rows = jnp.arange(B)[:, None]
     mask = jnp.arange(span)[None, None] <= pos[:, :, None]  # [B, n, span]
     x = params["tok"][tokens] + params["pos"][jnp.minimum(pos, MAXLEN - 1)]
-    out = []
-    for p, (kc, vc) in zip(params["layers"], caches):
+
+    def layer(carry, p):
+        x, kc, vc, i = carry
         q, k, v = qkv(p, x)
-        kc = kc.at[rows, write].set(k, mode="drop")
-        vc = vc.at[rows, write].set(v, mode="drop")
-        out.append((kc, vc))
-        x = x + attend(q, kc[:, :span], vc[:, :span], mask) @ p["wo"] + p["bo"]
-        x = x + mlp(p, x)
+        kc = kc.at[i, rows, write].set(k, mode="drop")
+        vc = vc.at[i, rows, write].set(v, mode="drop")
+        ks = jax.lax.dynamic_index_in_dim(kc, i, 0, keepdims=False)[:, :span]
+        vs = jax.lax.dynamic_index_in_dim(vc, i, 0, keepdims=False)[:, :span]
+        x = x + attend(q, ks, vs, mask) @ p["wo"] + p["bo"]
+        return (x + mlp(p, x), kc, vc, i + 1), None
+
+    (x, kc, vc, _), _ = jax.lax.scan(layer, (x, *caches, 0), params["layers"])
     last = x[jnp.arange(B), jnp.maximum(count - 1, 0)]
     logp = jax.nn.log_softmax((layer_norm(last, params["lnf_g"], params["lnf_b"]) @ params["head_w"] + params["head_b"]) / TEMPERATURE)
     key, sub = jax.random.split(key)
     tok = jax.random.categorical(sub, logp)
-    return out, tok, jnp.take_along_axis(logp, tok[:, None], 1)[:, 0], key
+    return (kc, vc), tok, jnp.take_along_axis(logp, tok[:, None], 1)[:, 0], key
 
 
 decode = jax.jit(_decode, static_argnums=(6,), donate_argnums=(1,))
@@ -234,8 +241,8 @@ update_step = jax.jit(_update, donate_argnums=(0, 1))
 
 
 def traces():
-    """New compiled shapes so far, over the three graphs."""
-    return decode._cache_size() + update_step._cache_size() + forward._cache_size()
+    """Shapes the step's graphs (decode, update) have been traced and compiled for so far."""
+    return decode._cache_size() + update_step._cache_size()
 
 
 def bucket(n, buckets):
@@ -249,7 +256,7 @@ def rollout(params, gym, batch, key):
     token positions the steps executed (rows x bucket) and needed (tokens fed), and the next key."""
     episodes = [Episode(gym, task, rename) for task, rename in batch]
     B = len(episodes)
-    caches = [(jnp.zeros((B, MAXLEN, H, DH)), jnp.zeros((B, MAXLEN, H, DH))) for _ in range(L)]
+    caches = (jnp.zeros((L, B, MAXLEN, H, DH)), jnp.zeros((L, B, MAXLEN, H, DH)))
     lens = np.zeros(B, np.int32)
     queues = [list(e.ids) for e in episodes]
     fed = [len(e.ids) for e in episodes]
