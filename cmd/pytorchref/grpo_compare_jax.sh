@@ -3,9 +3,9 @@
 # update) from the chapter's RL base agent, in Go, in JAX and in PyTorch, side by side: grpostep (Go, a first step
 # then STEPS steps), jax_grpo_bench.py and grpo_bench.py (the same), alternating ROUNDS times. Prints, per part
 # (sampling, update, a step after the first, the first step), the medians over rounds of the wall seconds and the
-# Go/JAX and Go/PyTorch ratios; the new shapes each side compiled in its first step and per later step and the
-# seconds that took (included in the step times); each side's workload; and how far JAX's and PyTorch's logits
-# are from Go's and JAX's update from PyTorch's on one batch.
+# Go/JAX and Go/PyTorch ratios; per part, the new shapes Go and JAX compiled and the seconds that took (included
+# in the step times), and their times and ratio without it; each side's workload; and how far JAX's and PyTorch's
+# logits are from Go's and JAX's update from PyTorch's on one batch.
 #
 #   cmd/pytorchref/grpo_compare_jax.sh                        # from the repository root
 #   ROUNDS=3 STEPS=8 cmd/pytorchref/grpo_compare_jax.sh
@@ -105,12 +105,21 @@ for label, k in (("sample", "sample_s"), ("update", "update_s"), ("step (after t
     if torch:
         row += f"{sides['Go'][k] / sides['PyTorch'][k]:>12.2f}"
     print(f"{label:<30}{row}")
-print("compiled in the process (Go: graphs first called, XLA cache off unless GO_XLA_CACHE=on; JAX: new jit traces)")
-for n in ("Go", "JAX"):
-    s = sides[n]
-    print(f"  {n:<4} first step {s['first_traces']:.0f} shapes, {s['first_compile_s']:.3f} s; after it "
-          f"{s['traces']:.2f} shapes, {s['compile_s']:.3f} s per step; {s['shapes']:.0f} shapes in all; "
-          f"step without them {s['step_s'] - s['compile_s']:.3f} s, first step {s['first_step_s'] - s['first_compile_s']:.3f} s")
+parts = (("sample", "sample_s", "sample_traces", "sample_compile_s"), ("update", "update_s", "update_traces", "update_compile_s"),
+         ("step (after the first)", "step_s", "traces", "compile_s"),
+         ("first step", "first_step_s", "first_traces", "first_compile_s"),
+         ("  its sampling", "first_sample_s", "first_sample_traces", "first_sample_compile_s"),
+         ("  its update", "first_update_s", "first_update_traces", "first_update_compile_s"))
+print("of which compiling new shapes in the process, s (shapes): Go graphs first called (XLA cache off unless "
+      "GO_XLA_CACHE=on), JAX new jit traces")
+print(f"{'':<30}{'Go':>16}{'JAX':>16}")
+for label, _, n, c in parts:
+    print(f"{label:<30}" + "".join(f"{sides[x][c]:>9.3f} ({sides[x][n]:>4.2f})" for x in ("Go", "JAX")))
+print(f"{'without it, wall s':<30}{'Go':>10}{'JAX':>10}{'Go/JAX':>9}")
+for label, k, _, c in parts:
+    g, j = sides["Go"][k] - sides["Go"][c], sides["JAX"][k] - sides["JAX"][c]
+    print(f"{label:<30}{g:>10.3f}{j:>10.3f}{g / j:>9.2f}")
+print(f"{'shapes compiled in all':<30}{sides['Go']['shapes']:>10.0f}{sides['JAX']['shapes']:>10.0f}")
 print(f"{'workload per step':<30}" + "".join(f"{n:>10}" for n in names))
 print(f"{'tokens/episode':<30}" + "".join(f"{sides[n]['tokens_per_episode']:>10.1f}" for n in names))
 print(f"{'decode steps/rollout':<30}" + "".join(f"{sides[n]['decode_steps']:>10.1f}" for n in names))

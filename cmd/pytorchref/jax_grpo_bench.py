@@ -24,8 +24,10 @@ One warm-up step, then `steps` (5) timed steps; prints one line per step on stde
 ..." line with grpo_bench.py's keys (per-step means of the timed steps: sample_s, update_s, sample_cpu_s,
 update_cpu_s, tokens, decode_steps, sample_executed, sample_needed, update_executed, update_needed,
 tokens_per_episode; first_sample_s, first_update_s of the warm-up step) and: first_traces, first_compile_s (new
-jit traces in the warm-up step and the seconds JAX reported tracing, lowering and compiling them), traces,
-compile_s (the same per timed step), shapes (distinct shapes of decode and update compiled in all).
+jit traces of decode and update in the warm-up step and the seconds JAX reported tracing, lowering and compiling
+in it: jax.monitoring's /jax/core/compile/ events), traces, compile_s (the same per timed step), the same per part
+(sample_traces, sample_compile_s, update_traces, update_compile_s, and first_ before each for the warm-up step),
+and shapes (distinct shapes of decode and update compiled in all).
 
 With --logits (dumpgym -logits) it first prints "LOGITS max_abs_diff=... max_abs_logit=... positions=..." and
 exits with status 1 beyond 1e-4; with 0 steps it does only that. With --update-check DIR it then samples one batch,
@@ -386,16 +388,20 @@ def main():
     if steps == 0:
         return
     keys = ("sample_s", "update_s", "sample_cpu_s", "update_cpu_s", "tokens", "decode_steps", "sample_executed",
-            "sample_needed", "update_executed", "update_needed", "traces", "compile_s")
+            "sample_needed", "update_executed", "update_needed", "traces", "compile_s", "sample_traces",
+            "sample_compile_s", "update_traces", "update_compile_s")
     totals = dict.fromkeys(keys + ("episodes",), 0.0)
     for step in range(steps + 1):  # step 0 is the warm-up
         n0, k0 = traces(), _compile_s
         t0, c0 = time.perf_counter(), time.process_time()
         episodes, dsteps, s_exec, s_need, key = rollout(params, gym, sample_batch(gym, rnd), key)
         t1, c1 = time.perf_counter(), time.process_time()
+        n1, k1 = traces(), _compile_s
         params, opt, loss, u_exec, u_need = update(params, opt, episodes, gym.sp["pad"])
         t2, c2 = time.perf_counter(), time.process_time()
         new, comp = traces() - n0, _compile_s - k0
+        parts = {"sample_traces": n1 - n0, "sample_compile_s": k1 - k0, "update_traces": new - (n1 - n0),
+                 "update_compile_s": comp - (k1 - k0)}
         tokens = sum(len(e.ids) for e in episodes)
         print(f"step {step}{' (warm-up)' if step == 0 else ''}: sample {t1 - t0:.3f}s (cpu {c1 - c0:.3f}s) "
               f"update {t2 - t1:.3f}s (cpu {c2 - c1:.3f}s) tokens {tokens} decode steps {dsteps} "
@@ -403,11 +409,13 @@ def main():
               f"new traces {new} ({comp:.3f}s)", file=sys.stderr)
         if step == 0:
             first = {"first_sample_s": t1 - t0, "first_update_s": t2 - t1, "first_traces": new, "first_compile_s": comp}
+            first.update({"first_" + k: v for k, v in parts.items()})
             continue
         for k, v in (("sample_s", t1 - t0), ("update_s", t2 - t1), ("sample_cpu_s", c1 - c0),
                      ("update_cpu_s", c2 - c1), ("tokens", tokens), ("episodes", len(episodes)),
                      ("decode_steps", dsteps), ("sample_executed", s_exec), ("sample_needed", s_need),
-                     ("update_executed", u_exec), ("update_needed", u_need), ("traces", new), ("compile_s", comp)):
+                     ("update_executed", u_exec), ("update_needed", u_need), ("traces", new), ("compile_s", comp),
+                     *parts.items()):
             totals[k] += v
     out = {k: totals[k] / steps for k in keys}
     out["tokens_per_episode"] = totals["tokens"] / totals["episodes"]

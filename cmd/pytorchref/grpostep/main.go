@@ -15,8 +15,9 @@
 // keys: per-step means over the steps after the first (sample_s, update_s, sample_cpu_s, update_cpu_s, tokens,
 // decode_steps, sample_executed, sample_needed, update_executed, update_needed, tokens_per_episode), traces and
 // compile_s (graphs first called per step, compiled or loaded from the cache, and the seconds those calls took:
-// Engine.CompileStats), the first step's first_sample_s, first_update_s, first_traces and first_compile_s, and
-// shapes (graphs first called in all).
+// Engine.CompileStats), the same per part (sample_traces, sample_compile_s, update_traces, update_compile_s), the
+// first step's first_sample_s, first_update_s, first_traces, first_compile_s and the same per part (first_ before
+// each), and shapes (graphs first called in all).
 package main
 
 import (
@@ -46,8 +47,8 @@ type measure struct {
 	tokens, episodes, decodeSteps          int
 	sampleExec, sampleNeed                 int64
 	updateExec, updateNeed                 int64
-	graphs                                 int
-	compileS                               float64
+	graphs, sampleGraphs                   int
+	compileS, sampleCompileS               float64
 }
 
 func run(policyPath string, steps int) error {
@@ -81,6 +82,8 @@ func run(policyPath string, steps int) error {
 			return m, err
 		}
 		t1, c1 := time.Now(), cpuSeconds()
+		gs, ds := eng.CompileStats()
+		m.sampleGraphs, m.sampleCompileS = gs-g0, (ds - d0).Seconds()
 		batch := agentrl.Collate(trajs, tok.PadID)
 		adv := agentrl.ComputeAdvantages(batch.Rewards, cfg.GroupSize)
 		if _, err := agentrl.RLUpdate(policy, batch, agentrl.BroadcastAdvantages(adv, agentrl.Rows(batch.ActionMask, batch.T-1)), cfg, rng); err != nil {
@@ -125,6 +128,7 @@ func run(policyPath string, steps int) error {
 		sum.sampleExec, sum.sampleNeed = sum.sampleExec+m.sampleExec, sum.sampleNeed+m.sampleNeed
 		sum.updateExec, sum.updateNeed = sum.updateExec+m.updateExec, sum.updateNeed+m.updateNeed
 		sum.graphs, sum.compileS = sum.graphs+m.graphs, sum.compileS+m.compileS
+		sum.sampleGraphs, sum.sampleCompileS = sum.sampleGraphs+m.sampleGraphs, sum.sampleCompileS+m.sampleCompileS
 	}
 	n := float64(max(steps, 1))
 	shapes, _ := eng.CompileStats()
@@ -138,9 +142,13 @@ func run(policyPath string, steps int) error {
 		{"sample_executed", float64(sum.sampleExec) / n}, {"sample_needed", float64(sum.sampleNeed) / n},
 		{"update_executed", float64(sum.updateExec) / n}, {"update_needed", float64(sum.updateNeed) / n},
 		{"traces", float64(sum.graphs) / n}, {"compile_s", sum.compileS / n},
+		{"sample_traces", float64(sum.sampleGraphs) / n}, {"sample_compile_s", sum.sampleCompileS / n},
+		{"update_traces", float64(sum.graphs-sum.sampleGraphs) / n}, {"update_compile_s", (sum.compileS - sum.sampleCompileS) / n},
 		{"tokens_per_episode", float64(sum.tokens) / float64(max(sum.episodes, 1))},
 		{"first_sample_s", first.sampleS}, {"first_update_s", first.updateS},
 		{"first_traces", float64(first.graphs)}, {"first_compile_s", first.compileS},
+		{"first_sample_traces", float64(first.sampleGraphs)}, {"first_sample_compile_s", first.sampleCompileS},
+		{"first_update_traces", float64(first.graphs - first.sampleGraphs)}, {"first_update_compile_s", first.compileS - first.sampleCompileS},
 		{"shapes", float64(shapes)},
 	}
 	var b strings.Builder
