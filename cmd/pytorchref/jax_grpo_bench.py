@@ -5,18 +5,19 @@ temperature 1) with a lockstep KV-cache sampler (agentrl.RolloutBatch), group-no
 token_mean PPO-clip update with Adam (lr 7e-4, grad-norm clip 1, torch.optim.Adam's defaults) on the padded
 batch. The gym is gymreplay.py's replay of a dumpgym dump. The model is gomlxmodel's TinyAgent (d 64, 4 heads,
 3 pre-LN blocks, tanh-GELU MLP 192, final LayerNorm, 256 positions) as a pytree of arrays in Go's layout (dense
-weights [in, out]).
+weights [in, out]; each layer tensor stacked over the layers, which the graphs scan).
 
 Compiled graphs, all jax.jit:
   decode  one lockstep model step for all 64 rows: feeds each row's queued tokens (prefill chunk or the token
           sampled last), padded to a bucket of DECODE_BUCKETS, writes their keys and values into the KV cache
-          ([L, B, MAXLEN, H, dh], donated, so updated in place), attends to the cache's first positions
+          ([L, B, MAXLEN, H, dh], donated, so that XLA may update it in place), attends to the cache's first positions
           (a bucket of SPAN_BUCKETS covering every row), and samples each row's next token from
           the logits at its last fed token (jax.random.categorical) with its log-probability.
   update  loss, gradients, grad-norm clip and Adam on a batch padded to a multiple of UPDATE_BUCKET positions;
           the parameters and the optimizer state are donated.
   forward logits of one sequence (the --logits check only).
-Each distinct bucket is one trace and one compilation; the host only runs the gym and the queues.
+Each distinct shape (decode: token bucket and span bucket; update: padded length) is one trace and one
+compilation; the host only runs the gym and the queues.
 
     jax_grpo_bench.py gym.json [steps] [--policy FILE] [--logits FILE] [--update-check DIR]
 
