@@ -7,9 +7,9 @@ token_mean PPO-clip update with Adam (lr 7e-4, grad-norm clip 1) on the padded b
 The model is bench.py's TinyAgent blocks (d 64, 4 heads, 3 pre-LN layers, tanh-GELU MLP 192, 256 positions) with
 the Go tokenizer's vocabulary: with --policy, the weights of a TinyAgent stream written by gomlxmodel's
 Model.WriteTo (dumpgym -policy writes the chapter's RL base agent); without, gomlxmodel's GPT-2 initialisation.
-The gym is replayed at the token level from a JSON dump of the Go one (go run ./cmd/pytorchref/dumpgym >
-gym.json): same vocabulary, prompts, read and test observations, hidden verdicts and error observations; calls are
-parsed like agentrl.ParseCall.
+The gym is replayed at the token level (gymreplay.py) from a JSON dump of the Go one (go run
+./cmd/pytorchref/dumpgym > gym.json): same vocabulary, prompts, read and test observations, hidden verdicts and
+error observations; calls are parsed like agentrl.ParseCall.
 
     python3 grpo_bench.py gym.json [steps] [--policy base.tinyagent] [--logits logits.json]
 
@@ -18,7 +18,8 @@ line with per-step means: sample_s, update_s (wall), sample_cpu_s, update_cpu_s 
 (all episodes), tokens_per_episode, decode_steps (model steps of the rollout), and the token positions each phase
 executed against those it needed, like gomlxmodel's DecodePositions and UpdatePositions: sample_executed (rows x
 token slots of every decode call), sample_needed (tokens fed), update_executed (rows x length of the padded
-batch), update_needed (each episode's positions up to the last one the loss reads).
+batch), update_needed (each episode's positions up to the last one the loss reads), and first_sample_s and
+first_update_s, the wall seconds of the warm-up step's two phases.
 
 With --logits (dumpgym -logits: sequences and the Go model's logits on them) it first prints
 "LOGITS max_abs_diff=... max_abs_logit=... positions=..." for the loaded model, and exits with status 1 when the
@@ -38,9 +39,7 @@ import torch.nn.functional as F
 
 from bench import DH, H, L, MAXLEN, Block, D  # also sets torch.set_num_threads (TORCH_THREADS, default 2)
 
-MAX_TURNS, MAX_CALL_TOKENS, MAX_EDITS = 6, 8, 1
-TASKS_PER_STEP, GROUP, TEMPERATURE = 8, 8, 1.0
-LR, CLIP_EPS, MAX_GRAD_NORM = 7e-4, 0.2, 1.0
+from gymreplay import CLIP_EPS, GROUP, LR, MAX_CALL_TOKENS, MAX_GRAD_NORM, TEMPERATURE, Episode, Gym, sample_batch
 LOGITS_TOLERANCE = 1e-4
 
 
@@ -182,92 +181,6 @@ def check_logits(model, path):
     return diff, top, positions
 
 
-class Gym:
-    """The dumped BugFix gym: token ids of the vocabulary, observations and per-task outcomes."""
-
-    def __init__(self, path):
-        g = json.load(open(path))
-        self.itos, self.sp, self.obs = g["itos"], g["special"], g["obs"]
-        self.tools, self.ops, self.pool, self.tasks = g["tools"], g["ops"], g["name_pool"], g["tasks"]
-        self.op_names = {i: g["itos"][i] for i in g["ops"]}
-        assert MAX_EDITS == 1, "the dump holds the sources reachable with one edit"
-
-
-class Env:
-    """agentrl.EditBudgetEnv on token ids: at most MAX_TURNS calls and MAX_EDITS applied edits; submit ends the
-    episode with reward 1 when the current source passes the hidden tests."""
-
-    def __init__(self, gym, task, rename):
-        self.g, self.task, self.rename = gym, task, rename
-        self.state, self.turns, self.edits, self.done = task["start"], 0, 0, False
-
-    def renamed(self, ids):
-        return [self.rename.get(i, i) for i in ids]
-
-    def step(self, call):  # -> (observation ids, reward, done)
-        g, sp = self.g, self.g.sp
-        self.turns += 1
-        w = [i for i in call if i != sp["nl"]]  # strings.Fields(tok.Decode(call))
-        inner = w[1:-1]
-        if len(w) < 3 or w[0] != sp["call"] or w[-1] != sp["call_end"] or sp["call"] in inner or sp["call_end"] in inner:
-            obs = g.obs["malformed"]
-        elif inner[0] not in (g.tools["read"], g.tools["test"], g.tools["submit"], g.tools["edit"]):
-            obs = g.obs["unknown_tool"]
-        else:
-            nargs = 1 if inner[0] == g.tools["edit"] else 0
-            if len(inner) - 1 < nargs:
-                obs = g.obs["missing_arg"]
-            elif len(inner) - 1 > nargs:
-                obs = g.obs["extra_arg"]
-            elif nargs and inner[1] not in g.op_names:
-                obs = g.obs["unknown_op"]
-            elif inner[0] == g.tools["submit"]:
-                self.done = True
-                return [], float(self.state["hidden_pass"]), True
-            elif inner[0] == g.tools["read"]:
-                obs = self.renamed(self.state["read"])
-            elif inner[0] == g.tools["test"]:
-                obs = self.state["test"]
-            elif self.edits >= MAX_EDITS:  # with MAX_EDITS = 1, self.state is an edited state
-                obs = self.renamed(self.state["no_edits"])
-            elif g.op_names[inner[1]] in self.task["edited"]:
-                self.state = self.task["edited"][g.op_names[inner[1]]]
-                obs = self.renamed(self.state["edit"])
-                self.edits += 1
-            else:
-                obs = g.obs["no_site"]
-        if self.turns >= MAX_TURNS:
-            self.done = True
-            return obs, 0.0, True
-        return obs, 0.0, False
-
-
-class Episode:
-    """agentrl.Episode: <bos> prompt, then per call the call (policy) and <obs> observation </obs>."""
-
-    def __init__(self, gym, task, rename):
-        self.g, self.env = gym, Env(gym, task, rename)
-        self.ids = [gym.sp["bos"]] + [rename.get(i, i) for i in task["issue"]]
-        self.policy = [False] * len(self.ids)
-        self.logp = [0.0] * len(self.ids)
-        self.calls, self.done, self.reward = 0, False, 0.0
-
-    def act(self, call, logp):
-        sp = self.g.sp
-        self.calls += 1
-        self.ids += call
-        self.policy += [True] * len(call)
-        self.logp += logp
-        obs, reward, done = self.env.step(call)
-        if done or self.calls >= MAX_TURNS or len(self.ids) + len(obs) + 2 + MAX_CALL_TOKENS > MAXLEN:
-            self.done, self.reward = True, reward
-            return
-        n = len(obs) + 2
-        self.ids += [sp["obs"]] + obs + [sp["obs_end"]]
-        self.policy += [False] * n
-        self.logp += [0.0] * n
-
-
 def rollout(model, gym, batch, gen):
     """agentrl.RolloutBatch: all episodes advance together; each model step samples one token per unfinished
     episode; a call ends at </call> or MAX_CALL_TOKENS tokens and its observation is queued as a prefill.
@@ -336,16 +249,6 @@ def update(model, opt, episodes, pad):
     return loss.item(), B * T, needed
 
 
-def sample_batch(gym, rnd):
-    """agentrl.SampleStep's batch: TASKS_PER_STEP distinct tasks, each GROUP times, every episode renamed."""
-    batch = []
-    for t in rnd.sample(range(len(gym.tasks)), TASKS_PER_STEP):
-        task = gym.tasks[t]
-        for _ in range(GROUP):
-            batch.append((task, dict(zip(task["idents"], rnd.sample(gym.pool, len(task["idents"]))))))
-    return batch
-
-
 def main():
     ap = argparse.ArgumentParser(description="One GRPO step of agentrl in PyTorch (see the module's doc).")
     ap.add_argument("gym", help="the gym dumped by go run ./cmd/pytorchref/dumpgym")
@@ -382,6 +285,7 @@ def main():
               f"update {t2 - t1:.3f}s (cpu {c2 - c1:.3f}s) tokens {tokens} decode steps {dsteps} "
               f"pass {sum(e.reward for e in episodes) / len(episodes):.3f} loss {loss:+.4f}", file=sys.stderr)
         if step == 0:
+            first = {"first_sample_s": t1 - t0, "first_update_s": t2 - t1}
             continue
         for k, v in (("sample_s", t1 - t0), ("update_s", t2 - t1), ("sample_cpu_s", c1 - c0),
                      ("update_cpu_s", c2 - c1), ("tokens", tokens), ("episodes", len(episodes)),
@@ -390,6 +294,7 @@ def main():
             totals[k] += v
     out = {k: totals[k] / steps for k in keys}
     out["tokens_per_episode"] = totals["tokens"] / totals["episodes"]
+    out.update(first)
     print("RESULT " + " ".join(f"{k}={v:.4f}" for k, v in out.items()))
 
 
