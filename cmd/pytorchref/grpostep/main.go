@@ -24,6 +24,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"time"
@@ -52,67 +53,13 @@ type measure struct {
 }
 
 func run(policyPath string, steps int) error {
-	eng, err := gomlxmodel.NewEngine(gomlxmodel.EnvOptions())
+	b, err := newBench(policyPath)
 	if err != nil {
 		return err
-	}
-	all, err := agentrl.MakeTasks(agentrl.SplitAll)
-	if err != nil {
-		return err
-	}
-	train, err := agentrl.MakeTasks(agentrl.SplitTrain)
-	if err != nil {
-		return err
-	}
-	tok := agentrl.BuildTokenizer(all)
-	policy, err := readPolicy(eng, policyPath, tok.VocabSize())
-	if err != nil {
-		return err
-	}
-	cfg := agentrl.DefaultRLConfig()
-	rng := agentrl.NewRNG(cfg.Seed)
-	step := func() (measure, error) {
-		var m measure
-		g0, d0 := eng.CompileStats()
-		se0, sn0 := eng.DecodePositions()
-		ue0, un0 := eng.UpdatePositions()
-		t0, c0 := time.Now(), cpuSeconds()
-		trajs, _, err := agentrl.SampleStep(policy, nil, train, tok, cfg, rng)
-		if err != nil {
-			return m, err
-		}
-		t1, c1 := time.Now(), cpuSeconds()
-		gs, ds := eng.CompileStats()
-		m.sampleGraphs, m.sampleCompileS = gs-g0, (ds - d0).Seconds()
-		batch := agentrl.Collate(trajs, tok.PadID)
-		adv := agentrl.ComputeAdvantages(batch.Rewards, cfg.GroupSize)
-		if _, err := agentrl.RLUpdate(policy, batch, agentrl.BroadcastAdvantages(adv, agentrl.Rows(batch.ActionMask, batch.T-1)), cfg, rng); err != nil {
-			return m, err
-		}
-		m.sampleS, m.sampleCPU = t1.Sub(t0).Seconds(), c1-c0
-		m.updateS, m.updateCPU = time.Since(t1).Seconds(), cpuSeconds()-c1
-		se1, sn1 := eng.DecodePositions()
-		ue1, un1 := eng.UpdatePositions()
-		g1, d1 := eng.CompileStats()
-		m.sampleExec, m.sampleNeed = se1-se0, sn1-sn0
-		m.updateExec, m.updateNeed = ue1-ue0, un1-un0
-		m.graphs, m.compileS = g1-g0, (d1 - d0).Seconds()
-		for _, t := range trajs {
-			m.tokens += len(t.IDs)
-			policyTokens := 0
-			for _, o := range t.Owner {
-				if o == agentrl.OwnerPolicy {
-					policyTokens++
-				}
-			}
-			m.decodeSteps = max(m.decodeSteps, policyTokens)
-		}
-		m.episodes = len(trajs)
-		return m, nil
 	}
 	var first, sum measure
 	for i := 0; i <= steps; i++ {
-		m, err := step()
+		m, err := b.step()
 		if err != nil {
 			return err
 		}
@@ -120,18 +67,102 @@ func run(policyPath string, steps int) error {
 			i, m.sampleS, m.sampleCPU, m.updateS, m.updateCPU, m.tokens, m.decodeSteps, m.graphs, m.compileS)
 		if i == 0 {
 			first = m
-			continue
+		} else {
+			sum.add(m)
 		}
-		sum.sampleS, sum.updateS = sum.sampleS+m.sampleS, sum.updateS+m.updateS
-		sum.sampleCPU, sum.updateCPU = sum.sampleCPU+m.sampleCPU, sum.updateCPU+m.updateCPU
-		sum.tokens, sum.episodes, sum.decodeSteps = sum.tokens+m.tokens, sum.episodes+m.episodes, sum.decodeSteps+m.decodeSteps
-		sum.sampleExec, sum.sampleNeed = sum.sampleExec+m.sampleExec, sum.sampleNeed+m.sampleNeed
-		sum.updateExec, sum.updateNeed = sum.updateExec+m.updateExec, sum.updateNeed+m.updateNeed
-		sum.graphs, sum.compileS = sum.graphs+m.graphs, sum.compileS+m.compileS
-		sum.sampleGraphs, sum.sampleCompileS = sum.sampleGraphs+m.sampleGraphs, sum.sampleCompileS+m.sampleCompileS
 	}
-	n := float64(max(steps, 1))
-	shapes, _ := eng.CompileStats()
+	shapes, _ := b.eng.CompileStats()
+	fmt.Println(result(first, sum, float64(max(steps, 1)), shapes))
+	return nil
+}
+
+// bench is one GRPO training run's state: the engine, the policy and what its steps sample from.
+type bench struct {
+	eng    *gomlxmodel.Engine
+	policy *gomlxmodel.Model
+	train  []agentrl.Task
+	tok    *agentrl.Tokenizer
+	cfg    agentrl.RLConfig
+	rng    *rand.Rand
+}
+
+// newBench makes the engine from the environment, the chapter's tasks and tokenizer, and the starting policy.
+func newBench(policyPath string) (*bench, error) {
+	eng, err := gomlxmodel.NewEngine(gomlxmodel.EnvOptions())
+	if err != nil {
+		return nil, err
+	}
+	all, err := agentrl.MakeTasks(agentrl.SplitAll)
+	if err != nil {
+		return nil, err
+	}
+	train, err := agentrl.MakeTasks(agentrl.SplitTrain)
+	if err != nil {
+		return nil, err
+	}
+	tok := agentrl.BuildTokenizer(all)
+	policy, err := readPolicy(eng, policyPath, tok.VocabSize())
+	if err != nil {
+		return nil, err
+	}
+	cfg := agentrl.DefaultRLConfig()
+	return &bench{eng: eng, policy: policy, train: train, tok: tok, cfg: cfg, rng: agentrl.NewRNG(cfg.Seed)}, nil
+}
+
+// step runs one GRPO step and measures it.
+func (b *bench) step() (measure, error) {
+	var m measure
+	g0, d0 := b.eng.CompileStats()
+	se0, sn0 := b.eng.DecodePositions()
+	ue0, un0 := b.eng.UpdatePositions()
+	t0, c0 := time.Now(), cpuSeconds()
+	trajs, _, err := agentrl.SampleStep(b.policy, nil, b.train, b.tok, b.cfg, b.rng)
+	if err != nil {
+		return m, err
+	}
+	t1, c1 := time.Now(), cpuSeconds()
+	gs, ds := b.eng.CompileStats()
+	m.sampleGraphs, m.sampleCompileS = gs-g0, (ds - d0).Seconds()
+	batch := agentrl.Collate(trajs, b.tok.PadID)
+	adv := agentrl.ComputeAdvantages(batch.Rewards, b.cfg.GroupSize)
+	if _, err := agentrl.RLUpdate(b.policy, batch, agentrl.BroadcastAdvantages(adv, agentrl.Rows(batch.ActionMask, batch.T-1)), b.cfg, b.rng); err != nil {
+		return m, err
+	}
+	m.sampleS, m.sampleCPU = t1.Sub(t0).Seconds(), c1-c0
+	m.updateS, m.updateCPU = time.Since(t1).Seconds(), cpuSeconds()-c1
+	se1, sn1 := b.eng.DecodePositions()
+	ue1, un1 := b.eng.UpdatePositions()
+	g1, d1 := b.eng.CompileStats()
+	m.sampleExec, m.sampleNeed = se1-se0, sn1-sn0
+	m.updateExec, m.updateNeed = ue1-ue0, un1-un0
+	m.graphs, m.compileS = g1-g0, (d1 - d0).Seconds()
+	for _, t := range trajs {
+		m.tokens += len(t.IDs)
+		policyTokens := 0
+		for _, o := range t.Owner {
+			if o == agentrl.OwnerPolicy {
+				policyTokens++
+			}
+		}
+		m.decodeSteps = max(m.decodeSteps, policyTokens)
+	}
+	m.episodes = len(trajs)
+	return m, nil
+}
+
+// add adds o's measurements to m's.
+func (m *measure) add(o measure) {
+	m.sampleS, m.updateS = m.sampleS+o.sampleS, m.updateS+o.updateS
+	m.sampleCPU, m.updateCPU = m.sampleCPU+o.sampleCPU, m.updateCPU+o.updateCPU
+	m.tokens, m.episodes, m.decodeSteps = m.tokens+o.tokens, m.episodes+o.episodes, m.decodeSteps+o.decodeSteps
+	m.sampleExec, m.sampleNeed = m.sampleExec+o.sampleExec, m.sampleNeed+o.sampleNeed
+	m.updateExec, m.updateNeed = m.updateExec+o.updateExec, m.updateNeed+o.updateNeed
+	m.graphs, m.compileS = m.graphs+o.graphs, m.compileS+o.compileS
+	m.sampleGraphs, m.sampleCompileS = m.sampleGraphs+o.sampleGraphs, m.sampleCompileS+o.sampleCompileS
+}
+
+// result is the RESULT line: sum's means over n steps, first's values, and the shapes compiled in all.
+func result(first, sum measure, n float64, shapes int) string {
 	kv := []struct {
 		k string
 		v float64
@@ -156,8 +187,7 @@ func run(policyPath string, steps int) error {
 	for _, e := range kv {
 		fmt.Fprintf(&b, " %s=%.4f", e.k, e.v)
 	}
-	fmt.Println(b.String())
-	return nil
+	return b.String()
 }
 
 // readPolicy is the starting model: the stream at path with a fresh Adam, else a fresh seeded TinyAgent.
