@@ -189,7 +189,7 @@ func executeAll(ctx context.Context, root string, paths, chapter []string, jobs 
 	}
 
 	timesFile := filepath.Join(root, "notebooks", harness.TimesFile)
-	prior := harness.Expected(paths, harness.ReadTimes(timesFile), storedKeys())
+	prior := harness.Expected(paths, harness.ReadTimes(timesFile), storedKeys(), chapter)
 	paths = harness.LongestFirst(paths, jobs, prior)
 	prog := harness.NewProgress(os.Stderr, paths, jobs, prior)
 	start := time.Now()

@@ -57,3 +57,36 @@ func parseComputed(rest string) (Computed, bool) {
 	}
 	return Computed{Key: key, Took: d, Stored: !strings.Contains(took, "could not")}, true
 }
+
+// LoadedKeys reads the keys of the stored results an executed notebook's status blocks say its cells loaded, where
+// they name them ("cache: loaded KEY", "cache: loaded 3 stored results (A, B and 1 more)": A and B), in order.
+func LoadedKeys(nb *Notebook) []string {
+	var keys []string
+	for _, c := range nb.CodeCells() {
+		for _, o := range c.Outputs {
+			var text Text
+			if raw, ok := o.Data["text/plain"]; !ok || json.Unmarshal(raw, &text) != nil {
+				continue
+			}
+			for _, line := range strings.Split(string(text), "\n") {
+				rest, ok := strings.CutPrefix(line, "cache: loaded ")
+				if !ok {
+					continue
+				}
+				_, list, many := strings.Cut(rest, " stored results (")
+				if !many {
+					keys = append(keys, strings.TrimSpace(rest))
+					continue
+				}
+				list = strings.TrimSuffix(list, ")")
+				if i := strings.LastIndex(list, " and "); i >= 0 {
+					list = list[:i]
+				}
+				for _, k := range strings.Split(list, ", ") {
+					keys = append(keys, strings.TrimSpace(k))
+				}
+			}
+		}
+	}
+	return keys
+}

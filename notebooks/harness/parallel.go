@@ -117,38 +117,98 @@ func LongestFirst(paths []string, jobs int, prior map[string]time.Duration) []st
 
 // committedCompute is the time the committed notebook at path says its cells spent computing stored results (0 if
 // it cannot be read or computed nothing).
-func committedCompute(path string) time.Duration { return ToCompute(path, nil) }
+func committedCompute(path string) time.Duration { return ToCompute(path, nil, nil) }
 
-// ToCompute is the time the committed notebook at path says its cells spent computing the stored results that
-// stored does not hold (every result where stored is nil): what executing it again should take beyond its cells'
-// own work, 0 where it cannot be read or computed nothing. A key changes with the code, so after a change of the
-// code, or on a store that holds nothing, it is the time of a cold execution as the committed one measured it.
-func ToCompute(path string, stored func(key string) bool) time.Duration {
-	nb, err := Load(path)
-	if err != nil {
-		return 0
-	}
-	computed, _ := StoreActivity(nb)
-	var total time.Duration
-	for _, c := range computed {
-		if stored == nil || !stored(c.Key) {
-			total += c.Took
+// ComputeTimes reads, from the committed notebooks at paths, how long each result they computed took, by key.
+func ComputeTimes(paths []string) map[string]time.Duration {
+	took := map[string]time.Duration{}
+	for _, p := range paths {
+		nb, err := Load(p)
+		if err != nil {
+			continue
+		}
+		computed, _ := StoreActivity(nb)
+		for _, c := range computed {
+			took[c.Key] = c.Took
 		}
 	}
-	return total
+	return took
+}
+
+// ToCompute is the time the committed notebook at path says computing the results it needs takes, for those that
+// stored does not hold (every one where stored is nil): those its cells computed, at their own times, and those they
+// loaded that took computed elsewhere (another notebook of the chapter, ComputeTimes). It is 0 where the notebook
+// cannot be read or needs nothing. A key changes with the code, so after a change of the code, or on a store that
+// holds nothing, it is the time of a cold execution as the committed one measured it.
+func ToCompute(path string, stored func(key string) bool, took map[string]time.Duration) time.Duration {
+	return toCompute([]string{path}, nil, stored, took)[filepath.Base(path)]
+}
+
+// toCompute is ToCompute of the notebooks at paths run together, by file name, for those not in known (whose times
+// are known otherwise): a result counts once, for the notebook whose committed outputs computed it, or, when none of
+// them did, for the first of those to estimate that loaded it (the others wait for it).
+func toCompute(paths []string, known map[string]bool, stored func(key string) bool, took map[string]time.Duration) map[string]time.Duration {
+	type needs struct {
+		computed []Computed
+		loaded   []string
+	}
+	nbs := make([]needs, len(paths))
+	owned := map[string]bool{} // computed by one of paths
+	for i, p := range paths {
+		nb, err := Load(p)
+		if err != nil {
+			continue
+		}
+		nbs[i].computed, _ = StoreActivity(nb)
+		nbs[i].loaded = LoadedKeys(nb)
+		for _, c := range nbs[i].computed {
+			owned[c.Key] = true
+		}
+	}
+	counted := map[string]bool{}
+	count := func(key string, d time.Duration) time.Duration {
+		if counted[key] || (stored != nil && stored(key)) {
+			return 0
+		}
+		counted[key] = true
+		return d
+	}
+	out := make(map[string]time.Duration, len(paths))
+	for i, p := range paths {
+		if known[filepath.Base(p)] {
+			continue
+		}
+		var total time.Duration
+		for _, c := range nbs[i].computed {
+			total += count(c.Key, c.Took)
+		}
+		for _, key := range nbs[i].loaded {
+			if !owned[key] {
+				total += count(key, took[key])
+			}
+		}
+		out[filepath.Base(p)] = total
+	}
+	return out
 }
 
 // Expected is the time each notebook at paths is expected to take, by file name, for the progress line and the
 // order of a run: its wall time in prior (the last run's on this machine, TimesFile) where prior has one, else
-// ToCompute's estimate from its committed outputs and what stored holds (a fresh clone has no TimesFile); a
-// notebook with neither is left out (its time is unknown).
-func Expected(paths []string, prior map[string]time.Duration, stored func(key string) bool) map[string]time.Duration {
+// its share of toCompute's estimate from the committed outputs of the run's notebooks, the committed chapter's
+// (the notebooks at chapter: the times of the results they loaded) and what stored holds (a fresh clone has no
+// TimesFile); a notebook with neither is left out (its time is unknown).
+func Expected(paths []string, prior map[string]time.Duration, stored func(key string) bool, chapter []string) map[string]time.Duration {
+	known := map[string]bool{}
+	for _, p := range paths {
+		known[filepath.Base(p)] = prior[filepath.Base(p)] > 0
+	}
+	est := toCompute(paths, known, stored, ComputeTimes(append(slices.Clone(chapter), paths...)))
 	out := make(map[string]time.Duration, len(paths))
 	for _, p := range paths {
 		name := filepath.Base(p)
 		if d := prior[name]; d > 0 {
 			out[name] = d
-		} else if d := ToCompute(p, stored); d > 0 {
+		} else if d := est[name]; d > 0 {
 			out[name] = d
 		}
 	}

@@ -234,7 +234,8 @@ func TestProgressWithoutTimes(t *testing.T) {
 }
 
 // TestExpected estimates a fresh clone's run from the committed outputs: what a notebook's status blocks say it
-// computed, less what the store holds now; the last run's time wins where there is one.
+// computed or loaded (at the time the notebook that computed it took), less what the store holds now; the last
+// run's time wins where there is one.
 func TestExpected(t *testing.T) {
 	dir := t.TempDir()
 	nb := func(name, status string) string {
@@ -250,18 +251,25 @@ func TestExpected(t *testing.T) {
 	}
 	paths := []string{
 		nb("12.1-a.ipynb", "cache: computed rl_base-1 in 2m0s\ncache: computed held_out-2 in 30s"),
-		nb("12.2-b.ipynb", "cache: loaded 1 stored results (rl_base-1)\ncache: computed train_grpo-3 in 1m0s"),
-		nb("12.3-c.ipynb", "cache: loaded 1 stored results (rl_base-1)"),
+		nb("12.2-b.ipynb", "cache: loaded rl_base-1\ncache: computed train_grpo-3 in 1m0s"),
+		nb("12.3-c.ipynb", "cache: loaded 3 stored results (rl_base-1, train_grpo-3 and 1 more)"),
 		nb("12.4-d.ipynb", "cache: computed train_grpo-4 in 40s"),
 	}
 	stored := func(key string) bool { return key == "held_out-2" || key == "train_grpo-4" }
-	got := Expected(paths, map[string]time.Duration{"12.2-b.ipynb": 5 * time.Second}, stored)
-	want := map[string]time.Duration{"12.1-a.ipynb": 2 * time.Minute, "12.2-b.ipynb": 5 * time.Second}
+	// Run alone, c needs the base agent and b's run, which the store does not hold: it computes them or waits.
+	if got := Expected(paths[2:3], nil, stored, paths); !maps.Equal(got, map[string]time.Duration{"12.3-c.ipynb": 3 * time.Minute}) {
+		t.Errorf("c alone: %v, want 3m", got)
+	}
+	// With b (its time recorded: 5s) c's share is the base agent only: b computes its run.
+	got := Expected(paths[1:], map[string]time.Duration{"12.2-b.ipynb": 5 * time.Second}, stored, paths)
+	want := map[string]time.Duration{"12.2-b.ipynb": 5 * time.Second, "12.3-c.ipynb": 2 * time.Minute}
 	if !maps.Equal(got, want) {
 		t.Errorf("Expected = %v, want %v", got, want)
 	}
-	if got := Expected(paths, nil, nil)["12.1-a.ipynb"]; got != 150*time.Second {
-		t.Errorf("an empty store: 12.1 expected %v, want 2m30s", got)
+	// The chapter on an empty store: each result once, where the committed run computed it.
+	if got := Expected(paths, nil, nil, nil); !maps.Equal(got, map[string]time.Duration{"12.1-a.ipynb": 150 * time.Second,
+		"12.2-b.ipynb": time.Minute, "12.4-d.ipynb": 40 * time.Second}) {
+		t.Errorf("an empty store: %v", got)
 	}
 }
 
