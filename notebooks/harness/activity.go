@@ -19,6 +19,22 @@ type Computed struct {
 // see ch12.Status): the results its cells computed, in order, and how many stored results they loaded. A cell's own
 // output that mentions the cache is not a status block and is not read.
 func StoreActivity(nb *Notebook) (computed []Computed, loaded int) {
+	statusLines(nb, func(line string) {
+		if rest, ok := strings.CutPrefix(line, "cache: computed "); ok {
+			if r, ok := parseComputed(rest); ok {
+				computed = append(computed, r)
+			}
+		} else if strings.HasPrefix(line, "cache: loaded ") {
+			n := 1
+			fmt.Sscanf(line, "cache: loaded %d stored results", &n)
+			loaded += n
+		}
+	})
+	return computed, loaded
+}
+
+// statusLines calls f with each line of nb's displays whose text is plain (the status blocks among them).
+func statusLines(nb *Notebook, f func(line string)) {
 	for _, c := range nb.CodeCells() {
 		for _, o := range c.Outputs {
 			var text Text
@@ -26,19 +42,10 @@ func StoreActivity(nb *Notebook) (computed []Computed, loaded int) {
 				continue
 			}
 			for _, line := range strings.Split(string(text), "\n") {
-				if rest, ok := strings.CutPrefix(line, "cache: computed "); ok {
-					if r, ok := parseComputed(rest); ok {
-						computed = append(computed, r)
-					}
-				} else if strings.HasPrefix(line, "cache: loaded ") {
-					n := 1
-					fmt.Sscanf(line, "cache: loaded %d stored results", &n)
-					loaded += n
-				}
+				f(line)
 			}
 		}
 	}
-	return computed, loaded
 }
 
 // parseComputed reads "KEY in T" or "KEY in T but could not store it: …".
@@ -62,31 +69,23 @@ func parseComputed(rest string) (Computed, bool) {
 // they name them ("cache: loaded KEY", "cache: loaded 3 stored results (A, B and 1 more)": A and B), in order.
 func LoadedKeys(nb *Notebook) []string {
 	var keys []string
-	for _, c := range nb.CodeCells() {
-		for _, o := range c.Outputs {
-			var text Text
-			if raw, ok := o.Data["text/plain"]; !ok || json.Unmarshal(raw, &text) != nil {
-				continue
-			}
-			for _, line := range strings.Split(string(text), "\n") {
-				rest, ok := strings.CutPrefix(line, "cache: loaded ")
-				if !ok {
-					continue
-				}
-				_, list, many := strings.Cut(rest, " stored results (")
-				if !many {
-					keys = append(keys, strings.TrimSpace(rest))
-					continue
-				}
-				list = strings.TrimSuffix(list, ")")
-				if i := strings.LastIndex(list, " and "); i >= 0 {
-					list = list[:i]
-				}
-				for _, k := range strings.Split(list, ", ") {
-					keys = append(keys, strings.TrimSpace(k))
-				}
-			}
+	statusLines(nb, func(line string) {
+		rest, ok := strings.CutPrefix(line, "cache: loaded ")
+		if !ok {
+			return
 		}
-	}
+		_, list, many := strings.Cut(rest, " stored results (")
+		if !many {
+			keys = append(keys, strings.TrimSpace(rest))
+			return
+		}
+		list = strings.TrimSuffix(list, ")")
+		if i := strings.LastIndex(list, " and "); i >= 0 {
+			list = list[:i]
+		}
+		for _, k := range strings.Split(list, ", ") {
+			keys = append(keys, strings.TrimSpace(k))
+		}
+	})
 	return keys
 }
