@@ -39,6 +39,7 @@ import torch.nn.functional as F
 
 from bench import DH, H, L, MAXLEN, Block, D  # also sets torch.set_num_threads (TORCH_THREADS, default 2)
 
+from tinyagent_stream import read_weights
 from gymreplay import CLIP_EPS, GROUP, LR, MAX_CALL_TOKENS, MAX_GRAD_NORM, TEMPERATURE, Episode, Gym, sample_batch
 LOGITS_TOLERANCE = 1e-4
 
@@ -103,45 +104,20 @@ class Agent(nn.Module):
 
 
 def load_tinyagent(model, path):
-    """Sets model's weights from a TinyAgent stream (gomlxmodel's Model.WriteTo): "GOMLXTA1", the kind, the
-    configuration (vocab, positions, d, heads, layers, MLP) and the step count as little-endian uint64, then the
-    weights, the Adam first and second moments, each tensor as its name, rank, dims and float32 values. Only the
-    weights are read. Go's dense weights are [in, out], nn.Linear's [out, in]."""
-    data = open(path, "rb").read()
-    off = 0
-
-    def take(n):
-        nonlocal off
-        if off + n > len(data):
-            raise ValueError(f"{path}: truncated TinyAgent stream")
-        off += n
-        return data[off - n : off]
-
-    def u64():
-        return struct.unpack("<Q", take(8))[0]
-
-    def string():
-        return take(u64()).decode()
-
-    if take(8) != b"GOMLXTA1":
-        raise ValueError(f"{path}: not a TinyAgent stream")
-    if (kind := string()) != "policy":
-        raise ValueError(f"{path}: holds a {kind}, want a policy")
-    cfg = [u64() for _ in range(6)]
-    u64()  # Adam steps
+    """Sets model's weights from a TinyAgent stream (tinyagent_stream.read_weights). Go's dense weights are
+    [in, out], nn.Linear's [out, in]."""
+    n_params = 2 + L * 16 + 4
+    cfg, tensors = read_weights(path, n_params)
     want = [model.tok.num_embeddings, MAXLEN, D, H, L, model.blocks[0].fc1.out_features]
     if cfg != want:
         raise ValueError(f"{path}: configuration {cfg}, the PyTorch model's is {want}")
     linear = {"wq": "q", "wk": "k", "wv": "v", "wo": "o", "w1": "fc1", "w2": "fc2"}
     norm = {"ln1": "ln1", "ln2": "ln2"}
-    n_params = 2 + L * 16 + 4
     seen = set()
     with torch.no_grad():
-        for _ in range(n_params):
-            name = string()
-            dims = [u64() for _ in range(u64())]
+        for name, dims, raw in tensors:
             n = math.prod(dims)
-            x = torch.tensor(struct.unpack(f"<{n}f", take(4 * n)), dtype=torch.float32).view(*dims)
+            x = torch.tensor(struct.unpack(f"<{n}f", raw), dtype=torch.float32).view(*dims)
             if name in ("tok", "pos"):
                 dst = getattr(model, name).weight
             elif name in ("lnf_g", "lnf_b"):

@@ -42,7 +42,6 @@ import json
 import math
 import os
 import random
-import struct
 import sys
 import time
 
@@ -50,6 +49,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from tinyagent_stream import read_weights
 from gymreplay import CLIP_EPS, GROUP, LR, MAX_CALL_TOKENS, MAX_GRAD_NORM, MAXLEN, TEMPERATURE, Episode, Gym, sample_batch
 
 D, H, L, M = 64, 4, 3, 192
@@ -75,36 +75,12 @@ jax.monitoring.register_event_duration_secs_listener(_on_duration)
 
 
 def read_tinyagent(path):
-    """The weights of a TinyAgent stream (gomlxmodel's Model.WriteTo): "GOMLXTA1", the kind, the configuration
-    (vocab, positions, d, heads, layers, MLP) and the step count as little-endian uint64, then tensors as name,
-    rank, dims and float32 values (weights, then Adam moments, which are not read). Returns the vocabulary size
-    and {Go name: float32 array}."""
-    data = open(path, "rb").read()
-    off = 0
-
-    def take(n):
-        nonlocal off
-        if off + n > len(data):
-            raise ValueError(f"{path}: truncated TinyAgent stream")
-        off += n
-        return data[off - n : off]
-
-    def u64():
-        return struct.unpack("<Q", take(8))[0]
-
-    if take(8) != b"GOMLXTA1":
-        raise ValueError(f"{path}: not a TinyAgent stream")
-    if (kind := take(u64()).decode()) != "policy":
-        raise ValueError(f"{path}: holds a {kind}, want a policy")
-    cfg = [u64() for _ in range(6)]
-    u64()  # Adam steps
+    """The weights of a TinyAgent stream (tinyagent_stream.read_weights): the vocabulary size and {Go name: float32
+    array}."""
+    cfg, tensors = read_weights(path, 2 + L * len(LAYER_TENSORS) + 4)
     if cfg[1:] != [MAXLEN, D, H, L, M]:
         raise ValueError(f"{path}: configuration {cfg}, this port's is [vocab, {MAXLEN}, {D}, {H}, {L}, {M}]")
-    out = {}
-    for _ in range(2 + L * len(LAYER_TENSORS) + 4):
-        name = take(u64()).decode()
-        dims = [u64() for _ in range(u64())]
-        out[name] = np.frombuffer(take(4 * math.prod(dims)), dtype="<f4").reshape(dims).copy()
+    out = {name: np.frombuffer(raw, dtype="<f4").reshape(dims).copy() for name, dims, raw in tensors}
     return cfg[0], out
 
 
