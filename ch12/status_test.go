@@ -44,7 +44,7 @@ func TestStatus(t *testing.T) {
 			"cache: loaded rl_base-1\ncache: waiting for run-1 (another process is computing it)"},
 		{"warnings stay",
 			[]store.Event{computing("r"), {Kind: store.Interrupted, Key: "r.partial", Step: 2}, progress("r", 3, 9)},
-			"cache: interrupt: progress after step 2 saved; stopping at the end of the current step\n" +
+			"cache: interrupt: progress after step 2 saved; stopping at the end of the current step or within 3s\n" +
 				"progress: r step 3/9 | elapsed 3s | remaining 6s | "},
 		{"a resumed run says where from",
 			[]store.Event{{Kind: store.Resuming, Key: "r.partial", Step: 4}, computed("r", 2*time.Second)},

@@ -39,7 +39,7 @@ const (
 	SaveFailed
 	// Interrupted: the process was interrupted while it computed the progress Key; the progress after Step steps
 	// is saved (Step 0: there is none yet; with Err: it could not be saved), and the computation stops at the end
-	// of its current step.
+	// of its current step, or its caller returns StopWithin after the interrupt.
 	Interrupted
 	// RemoveFailed: a computation's progress (Key) could not be removed once its result was stored (Err).
 	RemoveFailed
@@ -118,12 +118,13 @@ func (e Event) String() string {
 	case Interrupted:
 		switch {
 		case e.Step == 0:
-			return "cache: interrupt: stopping at the end of the current step (the first: nothing to save yet)"
+			return fmt.Sprintf("cache: interrupt: stopping at the end of the current step or within %s (the first: "+
+				"nothing to save yet)", StopWithin)
 		case e.Err != nil:
 			return fmt.Sprintf("cache: interrupt: could not save progress after step %d: %v", e.Step, e.Err)
 		}
-		return fmt.Sprintf("cache: interrupt: progress after step %d saved; stopping at the end of the current step",
-			e.Step)
+		return fmt.Sprintf("cache: interrupt: progress after step %d saved; stopping at the end of the current step "+
+			"or within %s", e.Step, StopWithin)
 	case RemoveFailed:
 		return fmt.Sprintf("cache: could not remove %s: %v", e.Key, e.Err)
 	case Verifying:

@@ -7,10 +7,9 @@ package store
 // steps read (the model with its optimizer moments and step count, the run generator's state, the history and
 // episode log so far), so a resumed run is bit-identical to one that was never interrupted.
 //
-// An interrupt saves twice. At once, the state after the last step that ended, which the run encodes after every
-// step (a few milliseconds) for this purpose: GoNB kills a cell's program 5 seconds after forwarding the
-// interrupt, and a step can take longer than that (a first step that compiles its graphs, a slow machine). Then,
-// if the program is still alive, the state at the end of the current step, after which the run stops.
+// An interrupt saves at once the state after the last step that ended, which the run encodes after every step (a
+// few milliseconds) for this purpose. Then, if the step under way ends within StopWithin, the state at its end,
+// after which the run stops; otherwise the run's caller returns without it (stop.go).
 
 import (
 	"bytes"
@@ -105,8 +104,11 @@ type Resume struct {
 	record      string // the key of the record of the first step (a verified Resumable), or ""
 	transient   bool   // nothing is restored or saved: the computation's code reads what no key can hold
 	interrupted atomic.Bool
+	abandoned   chan struct{} // closed StopWithin after an interrupt
 
 	mu         sync.Mutex   // guards the fields below: an interrupt saves from a goroutine of its own
+	gaveUp     bool         // abandoned is closed: the caller has returned, and nothing more is saved
+	steps      int          // the computation's number of steps, once told (StepDone, Progress); 0: not yet
 	lastSave   time.Time    // when the last save began
 	latest     bytes.Buffer // the encoded state after the last step that ended
 	latestStep int          // the number of steps latest holds; 0: none yet
@@ -131,10 +133,11 @@ type Resume struct {
 // progress told, and an interrupt stops it without saving.
 func Resumable[T any](s *Store, k codekey.Keyed, codec Codec[T], first func() ([]byte, error), compute func(r *Resume) (T, error)) (T, error) {
 	if len(k.Open) > 0 {
-		r := &Resume{store: s, key: k.Key + ".partial", transient: true}
+		r := newResume(s, k.Key+".partial")
+		r.transient = true
 		return uncached(s, k, codec, func() (T, error) {
 			defer watchInterrupts(r.interrupt)()
-			return compute(r)
+			return runStoppable(r, compute)
 		}, k.Open)
 	}
 	if len(k.Outside) == 0 {
@@ -151,12 +154,12 @@ func Resumable[T any](s *Store, k codekey.Keyed, codec Codec[T], first func() ([
 // resumable is Resumable without verification.
 func resumable[T any](s *Store, k codekey.Keyed, codec Codec[T], compute func(r *Resume) (T, error)) (T, error) {
 	key := k.Key
-	r := &Resume{store: s, key: key + ".partial"}
+	r := newResume(s, key+".partial")
 	v, err := cached(s, k, codec, func() (T, error) {
 		r.lastSave = time.Now()
 		defer watchInterrupts(r.interrupt)()
 		s.tell(Event{Kind: Computing, Key: key})
-		return compute(r)
+		return runStoppable(r, compute)
 	})
 	if err == nil {
 		if rmErr := s.Reset(r.key); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
@@ -164,6 +167,11 @@ func resumable[T any](s *Store, k codekey.Keyed, codec Codec[T], compute func(r 
 		}
 	}
 	return v, err
+}
+
+// newResume is the Resume of the checkpoint entry key.
+func newResume(s *Store, key string) *Resume {
+	return &Resume{store: s, key: key, abandoned: make(chan struct{})}
 }
 
 // Restore returns the saved state and the number of steps it holds, or ok = false when there is none (or none
@@ -199,15 +207,19 @@ func (r *Resume) Unusable(err error) {
 // returns an error wrapping ErrInterrupted. A save that fails is told (SaveFailed) and the computation goes on. Nothing is
 // saved after the last step: the result itself is stored next.
 func (r *Resume) StepDone(step, steps int, encode func(w io.Writer) error) error {
-	if r.transient && r.interrupted.Load() {
-		return fmt.Errorf("%w after step %d of %d; nothing saved: its code reads what no key can hold", ErrInterrupted,
-			step+1, steps)
-	}
-	if step+1 == steps || r.transient {
-		return nil
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.steps = steps
+	switch {
+	case r.gaveUp:
+		return fmt.Errorf("%w: step %d of %d ended after its caller returned; nothing saved", ErrInterrupted,
+			step+1, steps)
+	case r.transient && r.interrupted.Load():
+		return fmt.Errorf("%w after step %d of %d; nothing saved: its code reads what no key can hold", ErrInterrupted,
+			step+1, steps)
+	case step+1 == steps || r.transient:
+		return nil
+	}
 	r.latest.Reset()
 	var state bytes.Buffer
 	if err := encode(&state); err != nil {
@@ -242,6 +254,7 @@ func (r *Resume) StepDone(step, steps int, encode func(w io.Writer) error) error
 // survives the program being killed before the current step ends. It runs on a goroutine of its own.
 func (r *Resume) interrupt() {
 	r.interrupted.Store(true)
+	time.AfterFunc(stopWithin, r.abandon)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.latestStep == 0 || r.transient {
@@ -268,6 +281,9 @@ func (r *Resume) saveLatest() error {
 // Progress starts the progress of the computation's steps steps, the first of which this process runs is first (a
 // resumed computation's), told with the result's key.
 func (r *Resume) Progress(name string, steps, first int) *Progress {
+	r.mu.Lock()
+	r.steps = steps
+	r.mu.Unlock()
 	s := r.store
 	return newProgress(s.tell, s.progressEvery(), strings.TrimSuffix(r.key, ".partial"), name, steps).ResumeAt(first)
 }
