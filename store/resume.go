@@ -104,10 +104,9 @@ type Resume struct {
 	record      string // the key of the record of the first step (a verified Resumable), or ""
 	transient   bool   // nothing is restored or saved: the computation's code reads what no key can hold
 	interrupted atomic.Bool
-	abandoned   chan struct{} // closed StopWithin after an interrupt
+	abandoned   chan struct{} // closed (under mu) StopWithin after an interrupt: the caller has returned, nothing more is saved
 
 	mu         sync.Mutex   // guards the fields below: an interrupt saves from a goroutine of its own
-	gaveUp     bool         // abandoned is closed: the caller has returned, and nothing more is saved
 	steps      int          // the computation's number of steps, once told (StepDone, Progress); 0: not yet
 	lastSave   time.Time    // when the last save began
 	latest     bytes.Buffer // the encoded state after the last step that ended
@@ -211,7 +210,7 @@ func (r *Resume) StepDone(step, steps int, encode func(w io.Writer) error) error
 	defer r.mu.Unlock()
 	r.steps = steps
 	switch {
-	case r.gaveUp:
+	case r.gaveUp():
 		return fmt.Errorf("%w: step %d of %d ended after its caller returned; nothing saved", ErrInterrupted,
 			step+1, steps)
 	case r.transient && r.interrupted.Load():

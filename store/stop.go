@@ -59,8 +59,17 @@ func runStoppable[T any](r *Resume, compute func(r *Resume) (T, error)) (T, erro
 func (r *Resume) abandon() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.gaveUp = true
 	close(r.abandoned)
+}
+
+// gaveUp reports whether r is abandoned. r.mu is held.
+func (r *Resume) gaveUp() bool {
+	select {
+	case <-r.abandoned:
+		return true
+	default:
+		return false
+	}
 }
 
 // abandonedErr says what an abandoned computation leaves in the store. r.abandon has run.
