@@ -104,7 +104,7 @@ type Resume struct {
 	record      string // the key of the record of the first step (a verified Resumable), or ""
 	transient   bool   // nothing is restored or saved: the computation's code reads what no key can hold
 	interrupted atomic.Bool
-	abandoned   chan struct{} // closed (under mu) StopWithin after an interrupt: the caller has returned, nothing more is saved
+	abandoned   chan struct{} // closed (under mu) StopWithin after an interrupt: the caller has returned
 
 	mu         sync.Mutex   // guards the fields below: an interrupt saves from a goroutine of its own
 	steps      int          // the computation's number of steps, once told (StepDone, Progress); 0: not yet
