@@ -90,7 +90,7 @@ func newBackend(o Options) (b backends.Backend, plugin string, err error) {
 	if path, _, _ := strings.Cut(opts, ","); name == "xla" && filepath.IsAbs(path) {
 		plugin = path
 		if o.XLACache != "" {
-			installXLACache(plugin, o.XLACache, o.XLACacheMax)
+			installXLACache(plugin, o.XLACache, o.XLACacheMax, o.XLATrace)
 		}
 	}
 	b, err = backends.NewWithConfig(config)

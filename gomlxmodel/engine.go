@@ -80,12 +80,17 @@ type Options struct {
 	XLACache string
 	// XLACacheMax bounds that folder, in bytes (0: no bound).
 	XLACacheMax int64
+	// XLATrace is a file to which the executable cache appends a line for each program it loads, waits for or
+	// compiles (xlacache.Store.SetTrace); "" for none.
+	XLATrace string
 }
 
 // EnvOptions reads the options from the environment: GOMLX_BACKEND, the plugin folder (pjrt.Dir), and the
-// executable cache's folder (XLACacheDir; none where XLACacheEnv is "off"), bounded as XLACacheMaxEnv says.
+// executable cache's folder (XLACacheDir; none where XLACacheEnv is "off"), bounded as XLACacheMaxEnv says, and
+// its trace (XLATraceEnv).
 func EnvOptions() Options {
-	o := Options{Backend: os.Getenv(backends.ConfigEnvVar), PJRTDir: pjrt.Dir(), XLACacheMax: xlaCacheLimit()}
+	o := Options{Backend: os.Getenv(backends.ConfigEnvVar), PJRTDir: pjrt.Dir(), XLACacheMax: xlaCacheLimit(),
+		XLATrace: os.Getenv(XLATraceEnv)}
 	if xlaCacheOn() {
 		o.XLACache = XLACacheDir()
 	}

@@ -26,6 +26,10 @@ const XLACacheMaxEnv = "AGENTRL_XLA_CACHE_MAX_MB"
 // XLACacheDefaultMaxMB is the bound of the executable cache's folder, in MiB, when XLACacheMaxEnv is unset.
 const XLACacheDefaultMaxMB = 512
 
+// XLATraceEnv names a file to which the executable cache appends one line per program loaded, waited for or
+// compiled, by every process that shares the variable: how a cold chapter's compilations are counted.
+const XLATraceEnv = "AGENTRL_XLA_TRACE"
+
 // XLACacheDir is the executable cache's folder that the environment names: $AGENTRL_XLA_CACHE_DIR, else
 // xla-executables under the result store's folder ($AGENTRL_CACHE); "" where neither is set (DefaultOptions then
 // picks one under the user cache folder).
@@ -50,16 +54,22 @@ func xlaCacheIdentity(pluginPath string) (id string, ok bool) {
 	return "plugin-sha256=" + sum + "\ncpu=" + Processor() + "\nXLA_FLAGS=" + os.Getenv("XLA_FLAGS"), true
 }
 
-// installXLACache puts the executable cache in folder dir, bounded to limit bytes (0: no bound), between go-xla
-// and the plugin at pluginPath, an absolute path that the XLA backend is then created with. The cache is the
-// process's (go-xla registers a plugin once): the first call installs it, later ones leave it as it is. Where
+// installXLACache puts the executable cache in folder dir, bounded to limit bytes (0: no bound) and traced to
+// the file trace ("": not traced), between go-xla and the plugin at pluginPath, an absolute path that the XLA
+// backend is then created with. The cache is the process's (go-xla registers a plugin once): the first call installs it, later ones leave it as it is. Where
 // the plugin cannot be identified or wrapped, it does nothing and the backend loads and compiles as GoMLX does.
-func installXLACache(pluginPath, dir string, limit int64) {
+func installXLACache(pluginPath, dir string, limit int64, trace string) {
 	id, ok := xlaCacheIdentity(pluginPath)
 	if !ok {
 		return
 	}
-	_ = xlacache.Install(pluginPath, xlacache.NewStore(dir, id).SetLimit(limit))
+	store := xlacache.NewStore(dir, id).SetLimit(limit)
+	if trace != "" {
+		if f, err := os.OpenFile(trace, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			store.SetTrace(f) // open for the life of the process, as the installed cache is
+		}
+	}
+	_ = xlacache.Install(pluginPath, store)
 }
 
 // XLACacheStats reports this process's use of the executable cache: programs loaded from it, compiled, found

@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 // xlaCacheChildEnv makes TestXLACacheChild run: it is the second (third, ...) process of TestXLACacheAcrossProcesses.
 const xlaCacheChildEnv = "AGENTRL_TEST_XLACACHE_CHILD"
 
+// xlaCacheOrderEnv set to "reverse" makes TestXLACacheChild meet its two shapes of logits in the other order.
+const xlaCacheOrderEnv = "AGENTRL_TEST_XLACACHE_ORDER"
+
 // xlaCacheReport is what a child process prints: a hash of its outputs' bytes and its cache counts.
 type xlaCacheReport struct {
 	Outputs  string
@@ -67,12 +70,20 @@ func TestXLACacheChild(t *testing.T) {
 	if _, err := m.Update(makeBatch(rng, cfg, 4, 9), lc); err != nil {
 		t.Fatal(err)
 	}
-	ids := randomIDs(rng, 3*7, cfg.Vocab)
-	logits, err := m.Logits(ids, 3, 7)
-	if err != nil {
-		t.Fatal(err)
+	ids := randomIDs(rng, 8*30, cfg.Vocab)
+	// Two shapes of logits, met in the order the parent asks for: each is its executor's first or second graph.
+	order := [][2]int{{3, 7}, {8, 30}}
+	if os.Getenv(xlaCacheOrderEnv) == "reverse" {
+		order = [][2]int{{8, 30}, {3, 7}}
 	}
-	put(logits)
+	logits := map[[2]int][]float32{}
+	for _, s := range order {
+		if logits[s], err = m.Logits(ids[:s[0]*s[1]], s[0], s[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(logits[[2]int{3, 7}])
+	put(logits[[2]int{8, 30}])
 	d, err := m.NewDecoder(2)
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +132,8 @@ func runXLACacheChild(t *testing.T, dir string, env ...string) xlaCacheReport {
 }
 
 // TestXLACacheAcrossProcesses: on the XLA backend, a first process compiles its graphs and stores them, a
-// second loads every one of them and compiles nothing, with outputs bit-identical to the first's and to a
+// second loads every one of them and compiles nothing, and so does a third that meets two of them in the other
+// order, with outputs bit-identical to the first's and to a
 // process without the cache; corrupt entries are found, removed and compiled again, still bit-identical.
 func TestXLACacheAcrossProcesses(t *testing.T) {
 	if os.Getenv(xlaCacheChildEnv) != "" {
@@ -138,7 +150,7 @@ func TestXLACacheAcrossProcesses(t *testing.T) {
 	if off.Cache != (xlacache.Stats{}) {
 		t.Fatalf("cache off: stats %+v, want none", off.Cache)
 	}
-	if entries, _ := filepath.Glob(filepath.Join(dir, "*", "*")); len(entries) != 0 {
+	if entries, _ := filepath.Glob(filepath.Join(dir, "*", "*[0-9a-f]")); len(entries) != 0 {
 		t.Fatalf("cache off wrote %d entries", len(entries))
 	}
 
@@ -150,8 +162,14 @@ func TestXLACacheAcrossProcesses(t *testing.T) {
 	if warm.Cache.Misses != 0 || warm.Cache.Hits != cold.Cache.Misses {
 		t.Fatalf("warm process: %+v, want %d hits and no compilation", warm.Cache, cold.Cache.Misses)
 	}
+	// The same graphs met in another order carry other names (GoMLX numbers an executor's shapes): still loaded.
+	reversed := runXLACacheChild(t, dir, xlaCacheOrderEnv+"=reverse")
+	if reversed.Cache.Misses != 0 || reversed.Cache.Hits != cold.Cache.Misses {
+		t.Fatalf("process meeting the shapes in another order: %+v, want %d hits and no compilation",
+			reversed.Cache, cold.Cache.Misses)
+	}
 
-	entries, _ := filepath.Glob(filepath.Join(dir, "*", "*"))
+	entries, _ := filepath.Glob(filepath.Join(dir, "*", "*[0-9a-f]"))
 	if len(entries) != cold.Cache.Stored {
 		t.Fatalf("%d entries, want %d", len(entries), cold.Cache.Stored)
 	}
@@ -174,7 +192,7 @@ func TestXLACacheAcrossProcesses(t *testing.T) {
 		t.Fatalf("after corrupting every entry: %+v, want %d corrupt and recompiled", repaired.Cache, len(entries))
 	}
 
-	for name, r := range map[string]xlaCacheReport{"cold": cold, "warm": warm, "repaired": repaired} {
+	for name, r := range map[string]xlaCacheReport{"cold": cold, "warm": warm, "reversed": reversed, "repaired": repaired} {
 		if r.Outputs != off.Outputs {
 			t.Errorf("%s process outputs %s, without the cache %s", name, r.Outputs, off.Outputs)
 		}

@@ -38,7 +38,17 @@ static xc_Api *wrap_plugin(const char *path, const char **err) {
 	return copy;
 }
 
-static xc_Error *real_compile(xc_Client_Compile_Args *args) { return real_api->PJRT_Client_Compile(args); }
+// compile_code compiles args' program with its code replaced by code (size bytes); args is as it was after.
+static xc_Error *compile_code(xc_Client_Compile_Args *args, char *code, size_t size) {
+	const xc_Program *given = args->program;
+	xc_Program p = *given;
+	p.code = code;
+	p.code_size = size;
+	args->program = &p;
+	xc_Error *err = real_api->PJRT_Client_Compile(args);
+	args->program = given;
+	return err;
+}
 
 // error_text copies the message of err into a malloc'ed string and destroys err.
 static char *error_text(xc_Error *err) {
@@ -157,34 +167,38 @@ func Install(pluginPath string, store *Store) error {
 func xlacacheCompile(args *C.xc_Client_Compile_Args) *C.xc_Error {
 	store := installed
 	prog := args.program
+	code := canonicalCode(unsafe.Slice((*byte)(unsafe.Pointer(prog.code)), int(prog.code_size)))
 	key := store.Key(
 		C.GoBytes(unsafe.Pointer(prog.format), C.int(prog.format_size)),
-		unsafe.Slice((*byte)(unsafe.Pointer(prog.code)), int(prog.code_size)),
+		code,
 		unsafe.Slice((*byte)(unsafe.Pointer(args.compile_options)), int(args.compile_options_size)),
 	)
+	name := moduleName(code[:min(len(code), 512)])
+	if load(store, key, name, args) {
+		return nil
+	}
+	// Absent: compile it, unless another process is compiling the same program now; then wait for it and load.
 	start := time.Now()
-	data, found, readErr := store.Load(key)
-	if found {
-		if readErr == nil {
-			var loaded *C.xc_LoadedExecutable
-			msg := C.deserialize_executable(args.client, (*C.char)(unsafe.Pointer(unsafe.SliceData(data))),
-				C.size_t(len(data)), &loaded)
-			if msg == nil {
-				args.executable = loaded
-				count(func(s *Stats) { s.Hits++; s.Load += time.Since(start) })
-				return nil
-			}
-			C.free(unsafe.Pointer(msg))
+	unlock := store.Lock(key)
+	defer unlock()
+	if waited := time.Since(start); waited > 10*time.Millisecond {
+		count(func(s *Stats) { s.Waited++; s.Wait += waited })
+		store.trace("wait", key, name, waited, 0)
+		if load(store, key, name, args) {
+			return nil
 		}
-		store.Remove(key)
-		count(func(s *Stats) { s.Corrupt++; s.Load += time.Since(start) })
 	}
 
 	start = time.Now()
-	if err := C.real_compile(args); err != nil {
+	cCode := C.CBytes(code) // the program the key names: the plugin compiles exactly it
+	err := C.compile_code(args, (*C.char)(cCode), C.size_t(len(code)))
+	C.free(cCode)
+	if err != nil {
 		return err
 	}
-	count(func(s *Stats) { s.Misses++; s.Compile += time.Since(start) })
+	took := time.Since(start)
+	count(func(s *Stats) { s.Misses++; s.Compile += took })
+	store.trace("compile", key, name, took, int(prog.code_size))
 
 	start = time.Now()
 	var out *C.char
@@ -194,10 +208,36 @@ func xlacacheCompile(args *C.xc_Client_Compile_Args) *C.xc_Error {
 		return nil
 	}
 	serialized := unsafe.Slice((*byte)(unsafe.Pointer(out)), int(size))
-	err := store.Save(key, serialized)
+	saveErr := store.Save(key, serialized)
 	C.free(unsafe.Pointer(out))
-	if err == nil {
+	if saveErr == nil {
 		count(func(s *Stats) { s.Stored++; s.Save += time.Since(start) })
 	}
 	return nil
+}
+
+// load sets args' executable to the one stored under key and reports whether it did; an entry it cannot use is
+// removed.
+func load(store *Store, key, name string, args *C.xc_Client_Compile_Args) bool {
+	start := time.Now()
+	data, found, readErr := store.Load(key)
+	if !found {
+		return false
+	}
+	if readErr == nil {
+		var loaded *C.xc_LoadedExecutable
+		msg := C.deserialize_executable(args.client, (*C.char)(unsafe.Pointer(unsafe.SliceData(data))),
+			C.size_t(len(data)), &loaded)
+		if msg == nil {
+			args.executable = loaded
+			took := time.Since(start)
+			count(func(s *Stats) { s.Hits++; s.Load += took })
+			store.trace("load", key, name, took, len(data))
+			return true
+		}
+		C.free(unsafe.Pointer(msg))
+	}
+	store.Remove(key)
+	count(func(s *Stats) { s.Corrupt++; s.Load += time.Since(start) })
+	return false
 }

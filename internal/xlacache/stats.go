@@ -16,9 +16,11 @@ type Stats struct {
 	Misses  int           // programs compiled by the plugin (absent, unreadable or refused entries)
 	Corrupt int           // entries found but unusable (bad checksum, or the plugin refused them); each is recompiled
 	Stored  int           // compiled programs written to the store
+	Waited  int           // misses that waited for another process compiling the same program
 	Load    time.Duration // time spent reading and loading entries (hits and corrupt entries)
 	Compile time.Duration // time spent compiling misses
 	Save    time.Duration // time spent serializing and writing misses
+	Wait    time.Duration // time spent waiting for other processes' compilations
 }
 
 // CurrentStats returns the counts so far.

@@ -23,10 +23,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -40,7 +42,8 @@ var magic = []byte(formatVersion + "\n")
 type Store struct {
 	dir      string
 	identity string
-	limit    int64 // the most bytes the folder's entries may take; <= 0: no bound
+	limit    int64     // the most bytes the folder's entries may take; <= 0: no bound
+	traceTo  io.Writer // where loads and compilations are traced (SetTrace); nil: nowhere
 }
 
 // NewStore returns the store in dir (created on first write) for executables compiled under identity.
@@ -164,7 +167,7 @@ func (s *Store) makeRoom(budget int64, replaced string) {
 		entries, _ := os.ReadDir(filepath.Join(s.dir, shard.Name()))
 		for _, e := range entries {
 			info, err := e.Info()
-			if err != nil || !info.Mode().IsRegular() {
+			if err != nil || !info.Mode().IsRegular() || strings.HasSuffix(e.Name(), lockSuffix) {
 				continue
 			}
 			p := filepath.Join(s.dir, shard.Name(), e.Name())
